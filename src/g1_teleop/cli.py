@@ -1,0 +1,98 @@
+"""g1-teleop: the command-line entry point (sim, launch, bench)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def _cmd_sim(args: argparse.Namespace) -> int:
+    from g1_teleop.sim_job import SimJobConfig, run_sim_job
+
+    cfg = SimJobConfig(duration_s=args.duration, scenario=args.scenario, out_dir=args.out, model=args.model,
+                       lockstep=not args.realtime, gantry=not args.no_gantry, viewer=args.viewer)
+    run_dir, summary = run_sim_job(cfg, log=lambda line: print(line, flush=True))
+    keys = ("sim_time_s", "wall_time_s", "realtime_factor", "gantry", "fell", "pelvis_min_z_m",
+            "commands_published", "nodes_alive", "left_wrist_err_p95_m", "right_wrist_err_p95_m")
+    print(json.dumps({k: summary[k] for k in keys}, indent=2))
+    if summary["failure"]:
+        print(f"run failed: {summary['failure']}", file=sys.stderr)
+    print(f"run directory: {run_dir.resolve()}")
+    return 1 if summary["failure"] else 0
+
+
+def _cmd_launch(args: argparse.Namespace) -> int:
+    from g1_teleop.graph import load_graph
+    from g1_teleop.runner import GraphProcesses
+
+    graph = load_graph(args.graph)
+    values = {}
+    for item in args.arguments:
+        name, sep, value = item.partition(":=")
+        if not sep:
+            raise ValueError(f"launch arguments are written name:=value, got {item!r}")
+        values[name] = value
+    if args.show_args:
+        for arg in graph.arguments:
+            print(f"{arg.name}:={arg.default}  ({arg.type}) {arg.description}")
+        return 0
+    processes = GraphProcesses(graph.resolve(values), namespace=args.namespace)
+    processes.start()
+    return processes.wait()
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    from g1_teleop.bench import BENCHMARKS
+
+    figures = BENCHMARKS[args.name]()
+    print(json.dumps(figures) if args.json else json.dumps(figures, indent=2))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from g1_teleop.bench import BENCHMARKS
+
+    parser = argparse.ArgumentParser(prog="g1-teleop", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    sim = sub.add_parser("sim", help="run the simulation graph headless on a scenario and write a run directory",
+                         description="Run xr_input → retarget → policy → sim_bridge as separate processes, "
+                                     "record them, and write summary.json, recording.npz and plots.")
+    sim.add_argument("--duration", type=float, default=20.0, help="simulated seconds (default 20)")
+    sim.add_argument("--scenario", default="default", help="scenario name in config/scenarios/ or a YAML path")
+    sim.add_argument("--out", type=Path, default=None, help="run directory (default runs/sim-DATE-TIME)")
+    sim.add_argument("--model", default="", help="robot model file (URDF or MJCF) instead of the project's")
+    sim.add_argument("--realtime", action="store_true", help="run in real time instead of lockstep")
+    sim.add_argument("--no-gantry", action="store_true", help="no virtual gantry (the robot will fall)")
+    sim.add_argument("--viewer", action="store_true", help="open MuJoCo's viewer (needs a display)")
+    sim.set_defaults(func=_cmd_sim)
+
+    launch = sub.add_parser("launch", help="run a node graph (the pip-environment launcher)",
+                            description="Start every node of config/graphs/GRAPH.yaml as its own process; "
+                                        "stops all when a required node dies or on Ctrl-C.")
+    launch.add_argument("graph", help="graph name (sim, real) or a graph YAML path")
+    launch.add_argument("arguments", nargs="*", help="launch arguments as name:=value")
+    launch.add_argument("--namespace", default="", help="ROS namespace for every node, e.g. /g1")
+    launch.add_argument("--show-args", action="store_true", help="list the graph's arguments and exit")
+    launch.set_defaults(func=_cmd_launch)
+
+    bench = sub.add_parser("bench", help="run a benchmark and print its figures as JSON")
+    bench.add_argument("name", choices=sorted(BENCHMARKS))
+    bench.add_argument("--json", action="store_true", help="one JSON object on one line")
+    bench.set_defaults(func=_cmd_bench)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (ValueError, FileNotFoundError) as exc:
+        print(f"g1-teleop {args.command}: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,150 @@
+"""retarget: dual-arm IK from the operator's wrist poses to the 14 arm joints.
+
+Subscribes xr/left_wrist, xr/right_wrist (geometry_msgs/PoseStamped, pelvis frame, the left_ee /
+right_ee targets) and joint_states (the warm start and the locked pose of the rest of the body).
+Publishes teleop/arm_target (sensor_msgs/JointState: 14 named arm joints, position = target, effort =
+gravity feed-forward), stamped with the operator sample it came from. Lockstep: one answer per control
+period, computed once the wrists and the joint state of that period are in.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from geometry_msgs.msg import PoseStamped
+from rclpy.clock import Clock, ClockType
+from rclpy.node import Node
+from scipy.spatial.transform import Rotation
+from sensor_msgs.msg import JointState
+
+from g1_teleop.arm_ik import ArmIKConfig, DualArmIK
+from g1_teleop.joint_vector import JointIndex, MalformedJointMessage
+from g1_teleop.nodes.common import (
+    QOS_COMMAND, QOS_SENSOR, QOS_STATE, Diagnostics, WarnOnce, declare_config, run, stamp_ns,
+    to_stamp,
+)
+from g1_teleop.robot import build_pinocchio_model, load_robot
+from g1_teleop.stamp_sync import StampSync
+
+
+@dataclass(frozen=True)
+class RetargetConfig:
+    model: str = ""
+    robot_config: str = ""
+    lockstep: bool = True
+    sync_timeout_s: float = 1.0  # lockstep: wall seconds to wait for a period's joint state
+    position_weight: float = 50.0
+    rotation_weight: float = 1.0
+    posture_weight: float = 0.02
+    measured_weight: float = 0.1
+
+    def ik_config(self) -> ArmIKConfig:
+        return ArmIKConfig(position_weight=self.position_weight, rotation_weight=self.rotation_weight,
+                           posture_weight=self.posture_weight, measured_weight=self.measured_weight)
+
+    def __post_init__(self) -> None:
+        self.ik_config()
+        if self.sync_timeout_s <= 0:
+            raise ValueError("sync_timeout_s must be positive")
+
+
+def pose_to_matrix(msg: PoseStamped) -> np.ndarray:
+    """4x4 homogeneous transform of a pose; ValueError if it is not finite or the quaternion not unit."""
+    p, o = msg.pose.position, msg.pose.orientation
+    values = np.array([p.x, p.y, p.z, o.x, o.y, o.z, o.w])
+    if not np.all(np.isfinite(values)):
+        raise ValueError("non-finite values (NaN or inf) in the pose")
+    norm = np.linalg.norm(values[3:])
+    if abs(norm - 1.0) > 1e-3:
+        raise ValueError(f"orientation quaternion has norm {norm:.4f}, expected 1")
+    T = np.eye(4)
+    T[:3, :3] = Rotation.from_quat(values[3:] / norm).as_matrix()
+    T[:3, 3] = values[:3]
+    return T
+
+
+class Retarget(Node):
+    def __init__(self) -> None:
+        super().__init__("retarget")
+        cfg = self.cfg = declare_config(self, RetargetConfig)
+        robot = load_robot(cfg.robot_config or None, cfg.model or None)
+        self.ik = DualArmIK(build_pinocchio_model(robot, floating_base=False), robot.joint_names, cfg.ik_config())
+        self.joints = JointIndex(robot.joint_names)
+        self.inputs = StampSync(["left", "right", "joints"])
+        self.warn = WarnOnce(self)
+        self.last_output: JointState | None = None
+        self.waiting_since: float | None = None
+        self.solves = self.failures = 0
+        self.pub = self.create_publisher(JointState, "teleop/arm_target", QOS_COMMAND)
+        self.create_subscription(PoseStamped, "xr/left_wrist", lambda m: self.on_wrist("left", m), QOS_SENSOR)
+        self.create_subscription(PoseStamped, "xr/right_wrist", lambda m: self.on_wrist("right", m), QOS_SENSOR)
+        self.create_subscription(JointState, "joint_states", self.on_joint_states, QOS_STATE)
+        self.diagnostics = Diagnostics(self, lambda: {"solves": self.solves, "ik_failures": self.failures})
+        if cfg.lockstep:
+            self.create_timer(0.05, self.on_sync_timeout, clock=Clock(clock_type=ClockType.STEADY_TIME))
+        self.get_logger().info(f"dual-arm IK ready on {len(self.ik.arm_joint_names)} arm joints")
+
+    def on_wrist(self, side: str, msg: PoseStamped) -> None:
+        try:
+            pelvis_T_wrist = pose_to_matrix(msg)
+        except ValueError as exc:
+            self.warn(f"pose_{side}", f"ignored xr/{side}_wrist: {exc}; keeping the last target")
+            return
+        self.inputs.put(side, stamp_ns(msg.header.stamp), pelvis_T_wrist)
+        self.try_solve()
+
+    def on_joint_states(self, msg: JointState) -> None:
+        try:
+            vec = self.joints.parse(msg.name, msg.position, msg.velocity)
+        except MalformedJointMessage as exc:
+            self.warn(exc.kind, f"ignored joint_states: {exc}")
+            return
+        stamp = stamp_ns(msg.header.stamp)
+        if self.cfg.lockstep and self.last_output is not None and stamp == stamp_ns(self.last_output.header.stamp):
+            self.pub.publish(self.last_output)  # the simulator re-published this period: same answer
+            return
+        if stamp != self.inputs.stamp("joints"):
+            self.waiting_since = time.monotonic()
+        self.inputs.put("joints", stamp, vec.position)
+        self.try_solve()
+
+    def try_solve(self) -> None:
+        left, right = self.inputs.stamp("left"), self.inputs.stamp("right")
+        if self.inputs.value("joints") is None or left < 0 or right < 0:
+            return
+        if self.cfg.lockstep:
+            if self.inputs.complete(self.inputs.stamp("joints")):
+                self.solve()
+        elif left == right:
+            self.solve()
+
+    def on_sync_timeout(self) -> None:
+        waited = None if self.waiting_since is None else time.monotonic() - self.waiting_since
+        if waited is not None and waited > self.cfg.sync_timeout_s and self.inputs.value("left") is not None:
+            self.warn("sync", f"no wrist sample for t = {self.inputs.stamp('joints') / 1e9:.3f} s within "
+                              f"{self.cfg.sync_timeout_s} s: is xr_input running? Using the latest wrists")
+            self.solve()
+
+    def solve(self) -> None:
+        self.waiting_since = None
+        result = self.ik.solve(self.inputs.value("left"), self.inputs.value("right"), self.inputs.value("joints"))
+        self.solves += 1
+        if not result.ok:
+            self.failures += 1
+            self.warn("ik", "IK failed (unusable target or no convergence): holding the measured arm joints")
+        msg = JointState(name=list(self.ik.arm_joint_names), position=result.q_arm.tolist(),
+                         effort=result.tau_ff.tolist())
+        msg.header.stamp = to_stamp(max(self.inputs.stamp("left"), self.inputs.stamp("right")))
+        msg.header.frame_id = "pelvis"
+        self.pub.publish(msg)
+        self.last_output = msg
+
+
+def main(args: list[str] | None = None) -> None:
+    run(Retarget, args)
+
+
+if __name__ == "__main__":
+    main()

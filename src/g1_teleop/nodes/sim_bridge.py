@@ -1,0 +1,219 @@
+"""sim_bridge: MuJoCo G1 behind the ROS topic contract.
+
+Subscribes joint_command; publishes joint_states, imu, odom and /clock. Lockstep: the simulation
+advances one control period only after the command stamped with the current period arrives (and
+re-publishes the state while it waits). Real time: physics follows the wall clock and stale commands
+fall back to hold, then damping.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from diagnostic_msgs.msg import DiagnosticStatus
+from nav_msgs.msg import Odometry
+from rclpy.clock import Clock, ClockType
+from rclpy.node import Node
+from rosgraph_msgs.msg import Clock as ClockMsg
+from sensor_msgs.msg import Imu, JointState
+
+from g1_teleop.joint_vector import JointIndex, MalformedJointMessage
+from g1_teleop.limits import CommandLimiter, JointCommand, JointLimits
+from g1_teleop.nodes.common import (
+    QOS_COMMAND, QOS_STATE, Diagnostics, WarnOnce, declare_config, run, stamp_ns, to_stamp,
+)
+from g1_teleop.robot import build_mujoco_model, load_robot
+from g1_teleop.safety import Freshness, InputWatchdog, WatchdogConfig
+from g1_teleop.simulator import SimConfig, Simulator, SimState
+
+
+@dataclass(frozen=True)
+class SimBridgeConfig:
+    model: str = ""  # URDF or MJCF path; empty: the project's model
+    robot_config: str = ""  # robot YAML; empty: config/g1_29dof.yaml
+    physics_dt: float = 0.005
+    control_dt: float = 0.02
+    lockstep: bool = True
+    gantry: bool = True
+    viewer: bool = False
+    gain_profile: str = "default"
+    damping_profile: str = "damping"
+    command_hold_after_s: float = 0.1  # real time: hold the last target after this long without commands
+    command_damp_after_s: float = 1.0  # real time: then damping only
+    republish_period_s: float = 0.2  # lockstep: re-publish the state this often (wall) while waiting
+    realtime_factor: float = 1.0  # real time: simulated seconds per wall second
+
+    def __post_init__(self) -> None:
+        SimConfig(self.physics_dt, self.control_dt)
+        WatchdogConfig(self.command_hold_after_s, self.command_damp_after_s)
+        if self.republish_period_s <= 0 or self.realtime_factor <= 0:
+            raise ValueError("republish_period_s and realtime_factor must be positive")
+
+
+class SimBridge(Node):
+    def __init__(self) -> None:
+        super().__init__("sim_bridge")
+        cfg = self.cfg = declare_config(self, SimBridgeConfig)
+        robot = self.robot = load_robot(cfg.robot_config or None, cfg.model or None)
+        model = build_mujoco_model(robot, timestep=cfg.physics_dt)
+        self.sim = Simulator(robot, model, SimConfig(cfg.physics_dt, cfg.control_dt, cfg.gantry))
+        self.index = JointIndex(robot.joint_names)
+        self.kp, self.kd = robot.gains(cfg.gain_profile)
+        self.damping = JointCommand.damping(len(robot.joint_names), robot.gains(cfg.damping_profile)[1])
+        self.limiter = CommandLimiter(JointLimits(robot.q_lower, robot.q_upper, robot.velocity_limit,
+                                                  robot.effort_limit))
+        initial = self.sim.state().q
+        self.limiter.reset(initial)
+        self.command = JointCommand.hold(initial, self.kp, self.kd)  # last safe command
+        self.watchdog = InputWatchdog(WatchdogConfig(cfg.command_hold_after_s, cfg.command_damp_after_s))
+        self.freshness = Freshness.WAITING
+        self.warn = WarnOnce(self)
+        self.commands_applied = 0
+        self.commands_rejected = 0
+
+        self.pub_joints = self.create_publisher(JointState, "joint_states", QOS_STATE)
+        self.pub_imu = self.create_publisher(Imu, "imu", QOS_STATE)
+        self.pub_odom = self.create_publisher(Odometry, "odom", QOS_STATE)
+        self.pub_clock = self.create_publisher(ClockMsg, "/clock", QOS_STATE)
+        self.create_subscription(JointState, "joint_command", self.on_command, QOS_COMMAND)
+        self.diagnostics = Diagnostics(self, lambda: {
+            "sim_time_s": self.sim.stamp_ns / 1e9, "commands_applied": self.commands_applied,
+            "commands_rejected": self.commands_rejected, "input": self.freshness.value,
+            "lockstep": cfg.lockstep, "gantry": cfg.gantry,
+        })
+        wall = Clock(clock_type=ClockType.STEADY_TIME)
+        self.viewer = self._open_viewer() if cfg.viewer else None
+        self._last_publish = time.monotonic()
+        if cfg.lockstep:
+            self.create_timer(cfg.republish_period_s / 2, self.republish_if_waiting, clock=wall)
+        else:
+            self._wall_start = time.monotonic()
+            self.create_timer(cfg.physics_dt, self.run_realtime, clock=wall)
+        self.publish_state()
+        self.get_logger().info(
+            f"MuJoCo G1 ready: {robot.model_path.name}, physics {cfg.physics_dt * 1e3:g} ms, control "
+            f"{cfg.control_dt * 1e3:g} ms, {'lockstep' if cfg.lockstep else 'real time'}, "
+            f"gantry {'on' if cfg.gantry else 'off'}"
+        )
+
+    # -- commands ---------------------------------------------------------------------------------
+    def parse(self, msg: JointState) -> JointCommand | None:
+        try:
+            vec = self.index.parse(msg.name, msg.position, msg.velocity, msg.effort)
+        except MalformedJointMessage as exc:
+            self.commands_rejected += 1
+            self.warn(exc.kind, f"rejected joint_command: {exc}; keeping the last safe command")
+            return None
+        zeros = np.zeros(len(self.index))
+        return JointCommand(
+            q=vec.position,
+            dq=zeros if vec.velocity is None else vec.velocity,
+            tau_ff=zeros if vec.effort is None else vec.effort,
+            kp=self.kp, kd=self.kd,
+        )
+
+    def on_command(self, msg: JointState) -> None:
+        command = self.parse(msg)
+        if command is not None:
+            self.command = self.limiter.apply(command, self.cfg.control_dt)
+            self.commands_applied += 1
+            self.watchdog.feed(time.monotonic())
+        if not self.cfg.lockstep:
+            return
+        stamp = stamp_ns(msg.header.stamp)
+        if stamp == self.sim.stamp_ns:
+            self.sim.step_control_period(self.command)  # a rejected command steps with the last safe one
+            self.publish_state()
+        elif stamp > self.sim.stamp_ns:
+            self.warn("stamp", f"joint_command stamped {stamp / 1e9:.3f} s is ahead of the simulation "
+                               f"({self.sim.stamp_ns / 1e9:.3f} s): is another simulator running?")
+
+    # -- stepping ---------------------------------------------------------------------------------
+    def republish_if_waiting(self) -> None:
+        if time.monotonic() - self._last_publish >= self.cfg.republish_period_s:
+            self.publish_state()
+
+    def run_realtime(self) -> None:
+        """Step until simulated time catches up with wall time (at most one control period per call)."""
+        target_ns = (time.monotonic() - self._wall_start) * self.cfg.realtime_factor * 1e9
+        freshness = self.watchdog.state(time.monotonic())
+        if freshness != self.freshness:
+            self._report(freshness)
+        command = self.damping if freshness is Freshness.DAMP else self.command
+        if freshness is Freshness.HOLD:
+            command = JointCommand.hold(self.command.q, self.kp, self.kd)
+        stepped = 0
+        while self.sim.stamp_ns < target_ns and stepped < self.sim.config.decimation:
+            self.sim.step(command)
+            stepped += 1
+        if stepped:
+            self.publish_state()
+
+    def _report(self, freshness: Freshness) -> None:
+        self.freshness = freshness
+        level = {Freshness.FRESH: DiagnosticStatus.OK, Freshness.WAITING: DiagnosticStatus.OK}.get(
+            freshness, DiagnosticStatus.WARN)
+        text = {
+            Freshness.FRESH: "joint_command is arriving",
+            Freshness.WAITING: "waiting for joint_command; holding the initial pose",
+            Freshness.HOLD: f"no joint_command for {self.cfg.command_hold_after_s} s: holding the last target",
+            Freshness.DAMP: f"no joint_command for {self.cfg.command_damp_after_s} s: damping only",
+        }[freshness]
+        (self.get_logger().info if level == DiagnosticStatus.OK else self.get_logger().warning)(text)
+        self.diagnostics.set(level, text)
+
+    # -- output -----------------------------------------------------------------------------------
+    def publish_state(self) -> None:
+        state = self.sim.state()
+        stamp = to_stamp(state.stamp_ns)
+        self.pub_clock.publish(ClockMsg(clock=stamp))
+        joints = JointState(name=list(self.robot.joint_names), position=state.q.tolist(),
+                            velocity=state.dq.tolist(), effort=state.tau.tolist())
+        joints.header.stamp = stamp
+        self.pub_joints.publish(joints)
+        self.pub_imu.publish(_imu_msg(state, stamp))
+        self.pub_odom.publish(_odom_msg(state, stamp))
+        self._last_publish = time.monotonic()
+        if self.viewer is not None:
+            self.viewer.sync()
+
+    def _open_viewer(self):
+        if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+            self.get_logger().warning("viewer:=true but no display (DISPLAY is unset): running headless")
+            return None
+        import mujoco.viewer
+
+        return mujoco.viewer.launch_passive(self.sim.model, self.sim.data)
+
+
+def _imu_msg(state: SimState, stamp) -> Imu:
+    msg = Imu()
+    msg.header.stamp, msg.header.frame_id = stamp, "imu_in_pelvis"
+    w, x, y, z = state.world_q_pelvis
+    msg.orientation.w, msg.orientation.x, msg.orientation.y, msg.orientation.z = w, x, y, z
+    msg.angular_velocity.x, msg.angular_velocity.y, msg.angular_velocity.z = state.pelvis_w_pelvis
+    msg.linear_acceleration.x, msg.linear_acceleration.y, msg.linear_acceleration.z = state.pelvis_a_imu
+    return msg
+
+
+def _odom_msg(state: SimState, stamp) -> Odometry:
+    msg = Odometry()
+    msg.header.stamp, msg.header.frame_id, msg.child_frame_id = stamp, "world", "pelvis"
+    p, o = msg.pose.pose.position, msg.pose.pose.orientation
+    p.x, p.y, p.z = state.world_p_pelvis
+    o.w, o.x, o.y, o.z = state.world_q_pelvis
+    # REP-105: the twist is in the child frame.
+    msg.twist.twist.linear.x, msg.twist.twist.linear.y, msg.twist.twist.linear.z = state.pelvis_v_pelvis
+    msg.twist.twist.angular.x, msg.twist.twist.angular.y, msg.twist.twist.angular.z = state.pelvis_w_pelvis
+    return msg
+
+
+def main(args: list[str] | None = None) -> None:
+    run(SimBridge, args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,132 @@
+"""The main job: run the simulation graph headless for a while, record it, write a run directory.
+
+The graph's nodes run as separate processes (g1_teleop.runner); a recorder node in this process
+collects the topics. The run directory holds summary.json, recording.npz, nodes.log and PNG plots.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from g1_teleop.analysis import plot, summarize
+from g1_teleop.arm_ik import DualArmIK
+from g1_teleop.graph import load_graph
+from g1_teleop.robot import build_pinocchio_model, load_robot
+from g1_teleop.runner import GraphProcesses
+
+
+@dataclass(frozen=True)
+class SimJobConfig:
+    duration_s: float = 20.0
+    scenario: str = "default"
+    out_dir: Path | None = None  # None: runs/sim-<date>-<time> in the working directory
+    model: str = ""
+    lockstep: bool = True
+    gantry: bool = True
+    viewer: bool = False
+    startup_timeout_s: float = 60.0  # wall seconds for the simulator's first clock message
+    stall_timeout_s: float = 30.0  # wall seconds without simulated time advancing
+
+    def __post_init__(self) -> None:
+        if not self.duration_s > 0:
+            raise ValueError(f"--duration must be positive, got {self.duration_s}")
+
+
+def run_sim_job(cfg: SimJobConfig, log: Callable[[str], None] = print) -> tuple[Path, dict]:
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+
+    from g1_teleop.nodes.recorder import Recorder
+
+    run_dir = cfg.out_dir or Path("runs") / datetime.now().strftime("sim-%Y%m%d-%H%M%S")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    robot = load_robot(model=cfg.model or None)
+    nodes = load_graph("sim").resolve({
+        "scenario": cfg.scenario, "model": cfg.model, "lockstep": str(cfg.lockstep).lower(),
+        "gantry": str(cfg.gantry).lower(), "viewer": str(cfg.viewer).lower(),
+    })
+    env = {"ROS_LOG_DIR": str((run_dir / "ros_logs").resolve())}
+    os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    node_log = (run_dir / "nodes.log").open("w")
+
+    def node_output(line: str) -> None:
+        node_log.write(line + "\n")
+        if any(level in line for level in ("[WARN]", "[ERROR]", "[FATAL]", "Traceback")):
+            log(line)
+
+    graph = GraphProcesses(nodes, env=env, output=node_output)
+    rclpy.init()
+    recorder = Recorder(robot.joint_names, node_name="sim_job_recorder")
+    executor = SingleThreadedExecutor()
+    executor.add_node(recorder)
+    failure = None
+    start = time.monotonic()
+    sim_start_wall = None
+    last_progress = last_advance = start
+    last_sim_time = -1.0
+    log(f"starting {len(nodes)} nodes ({', '.join(n.name for n in nodes)}); "
+        f"{'lockstep' if cfg.lockstep else 'real time'}, {cfg.duration_s:g} s of simulated time")
+    graph.start()
+    try:
+        while True:
+            executor.spin_once(timeout_sec=0.05)
+            now = time.monotonic()
+            sim_t = recorder.sim_time_s
+            if sim_t > last_sim_time:
+                last_sim_time, last_advance = sim_t, now
+                if sim_start_wall is None and sim_t > 0:
+                    sim_start_wall = now
+            if sim_t >= cfg.duration_s:
+                break
+            if graph.check():
+                failure = graph.failure
+                break
+            if sim_start_wall is None and now - start > cfg.startup_timeout_s:
+                failure = (f"the simulation did not start within {cfg.startup_timeout_s:g} s "
+                           f"(see {run_dir / 'nodes.log'})")
+                break
+            if sim_start_wall is not None and now - last_advance > cfg.stall_timeout_s:
+                failure = (f"simulated time stopped at {sim_t:.2f} s for {cfg.stall_timeout_s:g} s "
+                           f"(see {run_dir / 'nodes.log'})")
+                break
+            if now - last_progress >= 2.0:
+                last_progress = now
+                rate = sim_t / (now - sim_start_wall) if sim_start_wall else 0.0
+                log(f"  sim {sim_t:6.2f} / {cfg.duration_s:g} s  ({rate:.1f}x real time)")
+    except KeyboardInterrupt:
+        failure = "interrupted"
+    finally:
+        alive = graph.alive()
+        graph.stop()
+        wall_s = time.monotonic() - (sim_start_wall or start)
+        executor.shutdown()
+        recording = recorder.recording()
+        recorder.destroy_node()
+        rclpy.shutdown()
+        node_log.close()
+
+    ik = DualArmIK(build_pinocchio_model(robot, floating_base=False), robot.joint_names)
+    summary = summarize(recording, ik.end_effector_poses)
+    summary.update({
+        "wall_time_s": round(wall_s, 3),
+        "realtime_factor": round(summary["sim_time_s"] / wall_s, 3) if wall_s > 0 else None,
+        "startup_s": round((sim_start_wall or time.monotonic()) - start, 3),
+        "lockstep": cfg.lockstep,
+        "gantry": cfg.gantry,
+        "nodes_alive": len(alive),
+        "nodes_total": len(nodes),
+        "scenario": cfg.scenario,
+        "model": str(robot.model_path),
+        "failure": failure,
+    })
+    recording.save(run_dir / "recording.npz")
+    (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    if len(recording.state_t):
+        plot(recording, ik.end_effector_poses, robot.joint_names, run_dir)
+    return run_dir, summary

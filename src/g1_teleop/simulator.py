@@ -1,0 +1,151 @@
+"""MuJoCo G1 simulation with joint PD recomputed every physics step, ROS-free.
+
+Frames: world is MuJoCo's (z up); the pelvis pose is the free joint's. Joint vectors are in DDS
+motor order. Time is counted in whole physics steps so that stamps are exact multiples of the step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import mujoco
+import numpy as np
+
+from g1_teleop.gantry import GANTRY_BODY, GantryConfig, gantry_force
+from g1_teleop.limits import JointCommand, pd_torque
+from g1_teleop.robot import MjJointMap, Robot
+
+FOOT_BODIES = ("left_ankle_roll_link", "right_ankle_roll_link")
+
+
+@dataclass(frozen=True)
+class SimConfig:
+    """physics_dt: MuJoCo step (s); control_dt: command period (s), a whole number of physics steps."""
+
+    physics_dt: float = 0.005
+    control_dt: float = 0.02
+    gantry: bool = True
+
+    def __post_init__(self) -> None:
+        if not 0 < self.physics_dt <= self.control_dt:
+            raise ValueError(f"need 0 < physics_dt ({self.physics_dt}) <= control_dt ({self.control_dt})")
+        ratio = self.control_dt / self.physics_dt
+        if abs(ratio - round(ratio)) > 1e-9:
+            raise ValueError(f"control_dt ({self.control_dt}) must be a whole multiple of physics_dt ({self.physics_dt})")
+
+    @property
+    def decimation(self) -> int:
+        return round(self.control_dt / self.physics_dt)
+
+    @property
+    def physics_dt_ns(self) -> int:
+        return round(self.physics_dt * 1e9)
+
+
+@dataclass(frozen=True)
+class SimState:
+    """One sample of the simulated robot.
+
+    q, dq, tau: joint position (rad), velocity (rad/s), actuator torque (N·m), DDS order.
+    world_p_pelvis (m), world_q_pelvis (w, x, y, z), world_v_pelvis (m/s, world frame),
+    pelvis_v_pelvis (the same velocity in the pelvis frame), pelvis_w_pelvis (rad/s, pelvis frame: what the IMU gyro reads), pelvis_a_imu (m/s², pelvis frame,
+    specific force: what the accelerometer reads).
+    """
+
+    stamp_ns: int
+    q: np.ndarray
+    dq: np.ndarray
+    tau: np.ndarray
+    world_p_pelvis: np.ndarray
+    world_q_pelvis: np.ndarray
+    world_v_pelvis: np.ndarray
+    pelvis_v_pelvis: np.ndarray
+    pelvis_w_pelvis: np.ndarray
+    pelvis_a_imu: np.ndarray
+
+
+class Simulator:
+    def __init__(self, robot: Robot, model: mujoco.MjModel, config: SimConfig,
+                 gantry: GantryConfig | None = None) -> None:
+        self.robot = robot
+        self.model = model
+        self.config = config
+        self.gantry_config = gantry or GantryConfig()
+        model.opt.timestep = config.physics_dt
+        self.data = mujoco.MjData(model)
+        self.joints = MjJointMap.from_model(model, robot.joint_names)
+        self._pelvis = model.body("pelvis").id
+        self._gantry_body = model.body(GANTRY_BODY).id
+        self._com_velocity = np.zeros(6)
+        self._imu = {name: _sensor_adr(model, name) for name in ("imu_quat", "imu_gyro", "imu_acc")}
+        self.steps = 0
+        self._anchor = np.zeros(3)
+        self.reset()
+
+    @property
+    def stamp_ns(self) -> int:
+        return self.steps * self.config.physics_dt_ns
+
+    def reset(self, q: np.ndarray | None = None) -> None:
+        """Joints at ``q`` (default pose if None), at rest, the lowest foot point on the floor."""
+        mujoco.mj_resetData(self.model, self.data)
+        self.data.qpos[self.joints.qpos_adr] = self.robot.default_q if q is None else q
+        mujoco.mj_kinematics(self.model, self.data)
+        self.data.qpos[2] -= _lowest_foot_point(self.model, self.data)
+        mujoco.mj_forward(self.model, self.data)
+        self.steps = 0
+        self._anchor = self.data.xipos[self._gantry_body].copy()
+
+    def step(self, command: JointCommand) -> None:
+        """One physics step with τ = PD(command) applied to every joint."""
+        d = self.data
+        q, dq = d.qpos[self.joints.qpos_adr], d.qvel[self.joints.dof_adr]
+        d.ctrl[self.joints.actuator_id] = pd_torque(command, q, dq, self.robot.effort_limit)
+        if self.config.gantry:
+            # mjOBJ_BODY: velocity of the centre of mass, [angular, linear], world orientation.
+            mujoco.mj_objectVelocity(self.model, d, mujoco.mjtObj.mjOBJ_BODY, self._gantry_body,
+                                     self._com_velocity, 0)
+            d.xfrc_applied[self._gantry_body, :3] = gantry_force(
+                self.gantry_config, self._anchor, d.xipos[self._gantry_body], self._com_velocity[3:])
+        mujoco.mj_step(self.model, d)
+        self.steps += 1
+
+    def step_control_period(self, command: JointCommand) -> None:
+        for _ in range(self.config.decimation):
+            self.step(command)
+
+    def state(self) -> SimState:
+        d = self.data
+        quat = _read(d, self._imu["imu_quat"], 4, fallback=d.qpos[3:7])
+        return SimState(
+            stamp_ns=self.stamp_ns,
+            q=d.qpos[self.joints.qpos_adr].copy(),
+            dq=d.qvel[self.joints.dof_adr].copy(),
+            tau=d.actuator_force[self.joints.actuator_id].copy(),
+            world_p_pelvis=d.qpos[0:3].copy(),
+            world_q_pelvis=quat,
+            world_v_pelvis=d.qvel[0:3].copy(),
+            pelvis_v_pelvis=d.xmat[self._pelvis].reshape(3, 3).T @ d.qvel[0:3],
+            pelvis_w_pelvis=_read(d, self._imu["imu_gyro"], 3, fallback=d.qvel[3:6]),
+            pelvis_a_imu=_read(d, self._imu["imu_acc"], 3, fallback=np.array([0.0, 0.0, 9.81])),
+        )
+
+
+def _sensor_adr(model: mujoco.MjModel, name: str) -> int | None:
+    sensor_id = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SENSOR, name)
+    return None if sensor_id < 0 else int(model.sensor_adr[sensor_id])
+
+
+def _read(data: mujoco.MjData, adr: int | None, size: int, fallback: np.ndarray) -> np.ndarray:
+    return np.array(fallback, dtype=float) if adr is None else data.sensordata[adr:adr + size].copy()
+
+
+def _lowest_foot_point(model: mujoco.MjModel, data: mujoco.MjData) -> float:
+    """World z (m) of the lowest point of the foot contact spheres (0 when the model has none)."""
+    lowest = np.inf
+    for body in FOOT_BODIES:
+        body_id = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, body)
+        for geom in np.flatnonzero(model.geom_bodyid == body_id):
+            if model.geom_type[geom] == mujoco.mjtGeom.mjGEOM_SPHERE and model.geom_contype[geom]:
+                lowest = min(lowest, data.geom_xpos[geom][2] - model.geom_size[geom][0])
+    return 0.0 if not np.isfinite(lowest) else float(lowest)

@@ -1,0 +1,71 @@
+"""Assembly of the 29-joint target from the lower-body controller and the IK arm targets, ROS-free.
+
+Arm targets move at most ``arm_step_limit_rad`` per control tick (OpenWBT's ±0.01 rad limiter), from
+the measured arm pose at start, and stay inside the joint limits. Vectors are in DDS motor order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from g1_teleop.limits import slew_limit
+from g1_teleop.robot import ARM_INDICES, Robot
+
+
+class LowerBodyController(Protocol):
+    """Produces the leg and waist targets (DDS 0–14) for one control tick."""
+
+    def targets(self, q: np.ndarray, dq: np.ndarray) -> np.ndarray: ...
+
+
+class DefaultPoseHold:
+    """Legs and waist at the robot's default pose (joint PD only: it does not balance)."""
+
+    def __init__(self, robot: Robot) -> None:
+        self._q = robot.default_q[: ARM_INDICES.start].copy()
+
+    def targets(self, q: np.ndarray, dq: np.ndarray) -> np.ndarray:
+        return self._q
+
+
+@dataclass(frozen=True)
+class WholeBodyTarget:
+    q: np.ndarray  # (29,) rad
+    tau_ff: np.ndarray  # (29,) N·m
+
+
+class WholeBodyTargetBuilder:
+    def __init__(self, robot: Robot, lower_body: LowerBodyController, arm_step_limit_rad: float = 0.01) -> None:
+        if arm_step_limit_rad <= 0:
+            raise ValueError(f"arm_step_limit_rad must be positive, got {arm_step_limit_rad}")
+        self.robot = robot
+        self.lower_body = lower_body
+        self.arm_step_limit_rad = arm_step_limit_rad
+        self._arm_lower = robot.q_lower[ARM_INDICES]
+        self._arm_upper = robot.q_upper[ARM_INDICES]
+        self._arm_q: np.ndarray | None = None
+
+    @property
+    def started(self) -> bool:
+        return self._arm_q is not None
+
+    def start(self, q_measured: np.ndarray) -> None:
+        """Begin from the measured arm pose, so the first targets do not jump."""
+        self._arm_q = np.clip(q_measured[ARM_INDICES], self._arm_lower, self._arm_upper)
+
+    def step(self, q: np.ndarray, dq: np.ndarray, arm_q_target: np.ndarray | None,
+             arm_tau_ff: np.ndarray | None) -> WholeBodyTarget:
+        """One tick: ``arm_q_target`` None keeps the arms where they are (no or stale IK)."""
+        if self._arm_q is None:
+            self.start(q)
+        if arm_q_target is not None:
+            stepped = slew_limit(arm_q_target, self._arm_q, self.arm_step_limit_rad)
+            self._arm_q = np.clip(stepped, self._arm_lower, self._arm_upper)
+        q_target = np.concatenate([self.lower_body.targets(q, dq), self._arm_q])
+        tau_ff = np.zeros_like(q_target)
+        if arm_tau_ff is not None:
+            tau_ff[ARM_INDICES] = arm_tau_ff
+        return WholeBodyTarget(q=q_target, tau_ff=tau_ff)

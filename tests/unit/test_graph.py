@@ -1,0 +1,41 @@
+import pytest
+
+from g1_teleop.graph import GraphError, load_graph
+from g1_teleop.runner import node_command
+
+
+def test_sim_graph_resolves_typed_arguments():
+    graph = load_graph("sim")
+    nodes = {n.name: n for n in graph.resolve({"lockstep": "false", "physics_dt": "0.002"})}
+    assert set(nodes) == {"sim_bridge", "policy", "retarget", "xr_input"}
+    assert nodes["sim_bridge"].parameters["lockstep"] is False
+    assert nodes["sim_bridge"].parameters["physics_dt"] == 0.002
+    assert nodes["policy"].parameters["use_sim_time"] is True
+    assert nodes["xr_input"].parameters["scenario"] == "default"
+
+
+def test_bad_argument_values_and_names_are_reported():
+    graph = load_graph("sim")
+    with pytest.raises(GraphError, match="lockstep:='maybe'"):
+        graph.resolve({"lockstep": "maybe"})
+    with pytest.raises(GraphError, match="unknown argument"):
+        graph.resolve({"lokstep": "true"})
+
+
+def test_unknown_graph_lists_the_known_ones():
+    with pytest.raises(GraphError, match="known graphs"):
+        load_graph("nope")
+
+
+def test_real_graph_declares_its_arguments_but_refuses_to_run_yet():
+    graph = load_graph("real")
+    assert {a.name for a in graph.arguments} >= {"robot", "network_interface", "robot_domain_id"}
+    with pytest.raises(GraphError, match="cannot run yet"):
+        graph.resolve()
+
+
+def test_node_command_carries_name_params_and_remaps(tmp_path):
+    spec = load_graph("sim").resolve()[0]
+    cmd = node_command(spec, tmp_path / "p.yaml", namespace="/g1")
+    assert cmd[1:3] == ["-m", "g1_teleop.nodes.sim_bridge"]
+    assert "__node:=sim_bridge" in cmd and "__ns:=/g1" in cmd and str(tmp_path / "p.yaml") in cmd
