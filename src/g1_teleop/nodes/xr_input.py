@@ -1,0 +1,111 @@
+"""xr_input: operator input → head and wrist poses in the robot's frames.
+
+source "scenario": a YAML file of timed operator actions (g1_teleop.scenario) is turned into the poses an
+OpenXR headset would report and sent through the same XR→robot conversion a headset's data gets
+(g1_teleop.xr_frames). Publishes xr/head (headset world, robot basis), xr/left_wrist, xr/right_wrist
+(pelvis frame: the IK targets of left_ee / right_ee) and joy, stamped with the sample time. Lockstep:
+one sample per simulation clock tick; otherwise samples at the scenario's device rate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from geometry_msgs.msg import PoseStamped
+from rclpy.node import Node
+from rosgraph_msgs.msg import Clock
+from scipy.spatial.transform import Rotation
+from sensor_msgs.msg import Joy
+
+from g1_teleop.nodes.common import QOS_SENSOR, QOS_STATE, Diagnostics, declare_config, run, stamp_ns, to_stamp
+from g1_teleop.paths import config_path
+from g1_teleop.scenario import Scenario
+from g1_teleop.xr_frames import openxr_to_robot, robot_to_openxr
+
+SOURCES = ("scenario",)
+
+
+@dataclass(frozen=True)
+class XrInputConfig:
+    source: str = "scenario"
+    scenario: str = "default"  # a name in config/scenarios/ or a YAML path
+    rate_hz: float = 0.0  # 0: the scenario's device rate
+    lockstep: bool = True
+
+    def __post_init__(self) -> None:
+        if self.source not in SOURCES:
+            raise ValueError(f"source {self.source!r} is not one of {SOURCES}")
+        if self.rate_hz < 0:
+            raise ValueError(f"rate_hz must be >= 0, got {self.rate_hz}")
+
+
+def scenario_file(name: str) -> Path:
+    path = Path(name)
+    if path.suffix in (".yaml", ".yml"):
+        return path
+    return config_path("scenarios", f"{name}.yaml")
+
+
+def pose_msg(T: np.ndarray, stamp_ns_: int, frame_id: str) -> PoseStamped:
+    msg = PoseStamped()
+    msg.header.stamp, msg.header.frame_id = to_stamp(stamp_ns_), frame_id
+    p, o = msg.pose.position, msg.pose.orientation
+    p.x, p.y, p.z = (float(v) for v in T[:3, 3])
+    o.x, o.y, o.z, o.w = (float(v) for v in Rotation.from_matrix(T[:3, :3]).as_quat())
+    return msg
+
+
+class XrInput(Node):
+    def __init__(self) -> None:
+        super().__init__("xr_input")
+        cfg = self.cfg = declare_config(self, XrInputConfig)
+        self.scenario = Scenario.load(scenario_file(cfg.scenario))
+        self.pub_head = self.create_publisher(PoseStamped, "xr/head", QOS_SENSOR)
+        self.pub_left = self.create_publisher(PoseStamped, "xr/left_wrist", QOS_SENSOR)
+        self.pub_right = self.create_publisher(PoseStamped, "xr/right_wrist", QOS_SENSOR)
+        self.pub_joy = self.create_publisher(Joy, "joy", QOS_SENSOR)
+        self.samples = 0
+        self.start_ns: int | None = None
+        self.last_stamp_ns = -1
+        self.diagnostics = Diagnostics(self, lambda: {"source": cfg.source, "samples": self.samples})
+        if cfg.lockstep:
+            self.create_subscription(Clock, "/clock", self.on_clock, QOS_STATE)
+        else:
+            self.create_timer(1.0 / (cfg.rate_hz or self.scenario.sample_rate_hz), self.on_timer)
+        self.get_logger().info(f"scenario {self.scenario.source}: {self.scenario.description} "
+                               f"({self.scenario.duration:g} s)")
+
+    def on_clock(self, msg: Clock) -> None:
+        self.publish_sample(stamp_ns(msg.clock))
+
+    def on_timer(self) -> None:
+        self.publish_sample(self.get_clock().now().nanoseconds)
+
+    def publish_sample(self, now_ns: int) -> None:
+        """Publish the operator sample for ``now_ns``; the same stamp again is published again (lockstep
+        re-publication), in the same form."""
+        if self.start_ns is None:
+            self.start_ns = now_ns
+        sample = self.scenario.sample((now_ns - self.start_ns) / 1e9)
+        headset = robot_to_openxr(sample.world_T_head, sample.pelvis_T_left_wrist, sample.pelvis_T_right_wrist)
+        robot = openxr_to_robot(headset)
+        self.pub_head.publish(pose_msg(robot.world_T_head, now_ns, "xr_world"))
+        self.pub_left.publish(pose_msg(robot.pelvis_T_left_wrist, now_ns, "pelvis"))
+        self.pub_right.publish(pose_msg(robot.pelvis_T_right_wrist, now_ns, "pelvis"))
+        if sample.joy_axes or sample.joy_buttons:
+            joy = Joy(axes=list(sample.joy_axes), buttons=list(sample.joy_buttons))
+            joy.header.stamp = to_stamp(now_ns)
+            self.pub_joy.publish(joy)
+        if now_ns != self.last_stamp_ns:
+            self.samples += 1
+            self.last_stamp_ns = now_ns
+
+
+def main(args: list[str] | None = None) -> None:
+    run(XrInput, args)
+
+
+if __name__ == "__main__":
+    main()
