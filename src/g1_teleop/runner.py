@@ -7,6 +7,7 @@ ROS-free: nodes get their parameters through a ``--params-file``.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -104,16 +105,12 @@ class GraphProcesses:
             if not running:
                 break
             for child in running:
-                try:
+                with contextlib.suppress(ProcessLookupError):
                     os.killpg(child.process.pid, sig)
-                except ProcessLookupError:
-                    pass
             deadline = time.monotonic() + wait_s
             for child in running:
-                try:
+                with contextlib.suppress(subprocess.TimeoutExpired):
                     child.process.wait(max(0.0, deadline - time.monotonic()))
-                except subprocess.TimeoutExpired:
-                    pass
         for child in self._children:
             child.pump.join(timeout=1.0)
         self._tmp.cleanup()

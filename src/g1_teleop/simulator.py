@@ -31,7 +31,8 @@ class SimConfig:
             raise ValueError(f"need 0 < physics_dt ({self.physics_dt}) <= control_dt ({self.control_dt})")
         ratio = self.control_dt / self.physics_dt
         if abs(ratio - round(ratio)) > 1e-9:
-            raise ValueError(f"control_dt ({self.control_dt}) must be a whole multiple of physics_dt ({self.physics_dt})")
+            raise ValueError(
+                f"control_dt ({self.control_dt}) must be a whole multiple of physics_dt ({self.physics_dt})")
 
     @property
     def decimation(self) -> int:
@@ -48,8 +49,8 @@ class SimState:
 
     q, dq, tau: joint position (rad), velocity (rad/s), actuator torque (N·m), DDS order.
     world_p_pelvis (m), world_q_pelvis (w, x, y, z), world_v_pelvis (m/s, world frame),
-    pelvis_v_pelvis (the same velocity in the pelvis frame), pelvis_w_pelvis (rad/s, pelvis frame: what the IMU gyro reads), pelvis_a_imu (m/s², pelvis frame,
-    specific force: what the accelerometer reads).
+    pelvis_v_pelvis (the same velocity in the pelvis frame), pelvis_w_pelvis (rad/s, pelvis frame: what
+    the IMU gyro reads), pelvis_a_imu (m/s², pelvis frame, specific force: what the accelerometer reads).
     """
 
     stamp_ns: int
