@@ -73,7 +73,7 @@ def summarize(rec: Recording, fk: Fk, settle_s: float = 1.0, fall_height_m: floa
     latency = rec.trace_t - rec.trace_origin_t if len(rec.trace_t) else np.zeros(0)
     summary: dict[str, object] = {
         "sim_time_s": float(rec.state_t[-1]) if len(rec.state_t) else 0.0,
-        "commands_published": int(len(rec.command_t)),
+        "commands_published": len(rec.command_t),
         "pelvis_min_z_m": float(pelvis_z.min()) if len(pelvis_z) else None,
         "fell": bool(len(pelvis_z) and pelvis_z.min() < fall_height_m),
         **_stats("left_wrist_err", errors["left"]),

@@ -5,12 +5,12 @@ Used by launch/*.launch.py on ROS distributions; the pip runner reads the same g
 
 from __future__ import annotations
 
-from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction, Shutdown
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
 from g1_teleop.graph import load_graph
+from launch import LaunchDescription
 
 
 def graph_launch_description(graph_name: str) -> LaunchDescription:

@@ -26,7 +26,7 @@ def share_dir() -> Path:
         from ament_index_python.packages import get_package_share_directory
 
         return Path(get_package_share_directory(PACKAGE))
-    except Exception as exc:  # noqa: BLE001 - any lookup failure means the same thing to the user
+    except Exception as exc:
         raise FileNotFoundError(
             f"cannot find the {PACKAGE} data folders (config/, urdf/): set G1_TELEOP_SHARE to the "
             f"repository root or to the colcon install's share/{PACKAGE}"

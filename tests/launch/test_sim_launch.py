@@ -9,7 +9,6 @@ import os
 import time
 import unittest
 
-import launch
 import launch_testing
 import launch_testing.actions
 import pytest
@@ -18,6 +17,7 @@ from ament_index_python.packages import get_package_share_directory
 from launch.launch_description_sources import PythonLaunchDescriptionSource
 from rclpy.executors import SingleThreadedExecutor
 
+import launch
 from g1_teleop.arm_ik import DualArmIK
 from g1_teleop.checks import check_arm_slew, check_pelvis_above, check_recorded, check_wrist_tracking
 from g1_teleop.nodes.recorder import Recorder

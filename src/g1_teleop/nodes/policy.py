@@ -21,7 +21,15 @@ from std_msgs.msg import String
 from g1_teleop.joint_vector import JointIndex, MalformedJointMessage
 from g1_teleop.modes import Mode
 from g1_teleop.nodes.common import (
-    QOS_COMMAND, QOS_LATCHED, QOS_STATE, Diagnostics, WarnOnce, declare_config, run, stamp_ns, to_stamp,
+    QOS_COMMAND,
+    QOS_LATCHED,
+    QOS_STATE,
+    Diagnostics,
+    WarnOnce,
+    declare_config,
+    run,
+    stamp_ns,
+    to_stamp,
 )
 from g1_teleop.robot import ARM_INDICES, load_robot
 from g1_teleop.whole_body_target import DefaultPoseHold, WholeBodyTargetBuilder

@@ -22,7 +22,14 @@ from sensor_msgs.msg import JointState
 from g1_teleop.arm_ik import ArmIKConfig, DualArmIK
 from g1_teleop.joint_vector import JointIndex, MalformedJointMessage
 from g1_teleop.nodes.common import (
-    QOS_COMMAND, QOS_SENSOR, QOS_STATE, Diagnostics, WarnOnce, declare_config, run, stamp_ns,
+    QOS_COMMAND,
+    QOS_SENSOR,
+    QOS_STATE,
+    Diagnostics,
+    WarnOnce,
+    declare_config,
+    run,
+    stamp_ns,
     to_stamp,
 )
 from g1_teleop.robot import build_pinocchio_model, load_robot

@@ -23,11 +23,18 @@ from sensor_msgs.msg import Imu, JointState
 from g1_teleop.joint_vector import JointIndex, MalformedJointMessage
 from g1_teleop.limits import CommandLimiter, JointCommand, JointLimits
 from g1_teleop.nodes.common import (
-    QOS_COMMAND, QOS_STATE, Diagnostics, WarnOnce, declare_config, run, stamp_ns, to_stamp,
+    QOS_COMMAND,
+    QOS_STATE,
+    Diagnostics,
+    WarnOnce,
+    declare_config,
+    run,
+    stamp_ns,
+    to_stamp,
 )
 from g1_teleop.robot import build_mujoco_model, load_robot
 from g1_teleop.safety import Freshness, InputWatchdog, WatchdogConfig
-from g1_teleop.simulator import SimConfig, Simulator, SimState
+from g1_teleop.simulator import SimConfig, SimState, Simulator
 
 
 @dataclass(frozen=True)
