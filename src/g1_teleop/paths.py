@@ -39,3 +39,11 @@ def config_path(*parts: str) -> Path:
 
 def urdf_path(*parts: str) -> Path:
     return share_dir().joinpath("urdf", *parts)
+
+
+def scenario_path(name: str) -> Path:
+    """A scenario given by name (config/scenarios/NAME.yaml) or by a path to a YAML file."""
+    path = Path(name)
+    if path.suffix in (".yaml", ".yml"):
+        return path
+    return config_path("scenarios", f"{name}.yaml")

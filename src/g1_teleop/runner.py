@@ -1,6 +1,6 @@
 """A thin process supervisor for pip environments (no ros2 launch there).
 
-Starts each node of a resolved graph as its own process (``python -m g1_teleop.nodes.EXE``), prefixes
+Starts each node of a resolved graph as its own process (``python -m g1_teleop.nodes EXE``), prefixes
 its output with the node name, forwards SIGINT/SIGTERM, and stops everything when a required node dies.
 ROS-free: nodes get their parameters through a ``--params-file``.
 """
@@ -27,7 +27,7 @@ from g1_teleop.graph import NodeSpec
 
 def node_command(spec: NodeSpec, params_file: Path, namespace: str = "") -> list[str]:
     """The command line that runs one node with its parameters and remappings."""
-    cmd = [sys.executable, "-m", f"g1_teleop.nodes.{spec.executable}", "--ros-args",
+    cmd = [sys.executable, "-m", "g1_teleop.nodes", spec.executable, "--ros-args",
            "-r", f"__node:={spec.name}", "--params-file", str(params_file)]
     if namespace:
         cmd += ["-r", f"__ns:={namespace}"]

@@ -17,8 +17,10 @@ from pathlib import Path
 from g1_teleop.analysis import plot, summarize
 from g1_teleop.arm_ik import DualArmIK
 from g1_teleop.graph import load_graph
+from g1_teleop.paths import scenario_path
 from g1_teleop.robot import build_pinocchio_model, load_robot
 from g1_teleop.runner import GraphProcesses
+from g1_teleop.scenario import Scenario
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,7 @@ def run_sim_job(cfg: SimJobConfig, log: Callable[[str], None] = print) -> tuple[
     run_dir = cfg.out_dir or Path("runs") / datetime.now().strftime("sim-%Y%m%d-%H%M%S")
     run_dir.mkdir(parents=True, exist_ok=True)
     robot = load_robot(model=cfg.model or None)
+    Scenario.load(scenario_path(cfg.scenario))  # a bad scenario fails here, before any process starts
     nodes = load_graph("sim").resolve({
         "scenario": cfg.scenario, "model": cfg.model, "lockstep": str(cfg.lockstep).lower(),
         "gantry": str(cfg.gantry).lower(), "viewer": str(cfg.viewer).lower(),

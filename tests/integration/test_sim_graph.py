@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -61,3 +62,22 @@ def test_sim_job_tracks_the_default_scenario(ros_domain, tmp_path, fk):
     # Every command traces back to the operator sample of its period.
     assert len(rec.trace_t) > 0
     assert max(abs(rec.trace_t - rec.trace_origin_t)) < 1e-9
+
+
+OFFICIAL_MODEL = Path(__file__).resolve().parents[3] / "shared" / "models" / "unitree_g1" / "g1_29dof.xml"
+
+
+def test_the_model_parameter_points_the_whole_graph_at_the_official_model(ros_domain, tmp_path):
+    if not OFFICIAL_MODEL.exists():
+        pytest.skip(f"official G1 model not found at {OFFICIAL_MODEL} (third-party reference data)")
+    out = tmp_path / "run"
+    proc = subprocess.run(
+        [sys.executable, "-m", "g1_teleop.cli", "sim", "--duration", "4", "--out", str(out),
+         "--model", str(OFFICIAL_MODEL)],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["model"] == str(OFFICIAL_MODEL)
+    assert summary["nodes_alive"] == 4 and not summary["fell"]
+    assert summary["left_wrist_err_p95_m"] < 0.02 and summary["right_wrist_err_p95_m"] < 0.02

@@ -109,6 +109,9 @@ def run(node_factory: Callable[[], Node], args: list[str] | None = None) -> None
         rclpy.logging.get_logger("g1_teleop").fatal(f"cannot start: {exc}")
         _shutdown(executor, None)
         sys.exit(2)
+    except KeyboardInterrupt:  # Ctrl-C while starting: a normal stop
+        _shutdown(executor, None)
+        return
     try:
         executor.add_node(node)
         executor.spin()

@@ -10,7 +10,6 @@ one sample per simulation clock tick; otherwise samples at the scenario's device
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 from geometry_msgs.msg import PoseStamped
@@ -20,7 +19,7 @@ from scipy.spatial.transform import Rotation
 from sensor_msgs.msg import Joy
 
 from g1_teleop.nodes.common import QOS_SENSOR, QOS_STATE, Diagnostics, declare_config, run, stamp_ns, to_stamp
-from g1_teleop.paths import config_path
+from g1_teleop.paths import scenario_path
 from g1_teleop.scenario import Scenario
 from g1_teleop.xr_frames import openxr_to_robot, robot_to_openxr
 
@@ -41,13 +40,6 @@ class XrInputConfig:
             raise ValueError(f"rate_hz must be >= 0, got {self.rate_hz}")
 
 
-def scenario_file(name: str) -> Path:
-    path = Path(name)
-    if path.suffix in (".yaml", ".yml"):
-        return path
-    return config_path("scenarios", f"{name}.yaml")
-
-
 def pose_msg(T: np.ndarray, stamp_ns_: int, frame_id: str) -> PoseStamped:
     msg = PoseStamped()
     msg.header.stamp, msg.header.frame_id = to_stamp(stamp_ns_), frame_id
@@ -61,7 +53,7 @@ class XrInput(Node):
     def __init__(self) -> None:
         super().__init__("xr_input")
         cfg = self.cfg = declare_config(self, XrInputConfig)
-        self.scenario = Scenario.load(scenario_file(cfg.scenario))
+        self.scenario = Scenario.load(scenario_path(cfg.scenario))
         self.pub_head = self.create_publisher(PoseStamped, "xr/head", QOS_SENSOR)
         self.pub_left = self.create_publisher(PoseStamped, "xr/left_wrist", QOS_SENSOR)
         self.pub_right = self.create_publisher(PoseStamped, "xr/right_wrist", QOS_SENSOR)

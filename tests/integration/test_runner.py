@@ -1,0 +1,50 @@
+"""The pip launcher (`g1-teleop launch`): fail fast when a required node dies, forward Ctrl-C, and the
+main job's clear errors for bad input."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+
+def g1_teleop(*args: str) -> list[str]:
+    return [sys.executable, "-m", "g1_teleop.cli", *args]
+
+
+def test_a_required_node_that_dies_stops_the_graph(ros_domain, tmp_path):
+    proc = subprocess.run(g1_teleop("launch", "sim", f"scenario:={tmp_path / 'missing.yaml'}"),
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1, proc.stdout
+    assert "[runner] required node xr_input exited with code 2: stopping the graph" in proc.stdout
+    assert f"cannot start: {tmp_path / 'missing.yaml'}: cannot read" in proc.stdout
+    assert "Traceback" not in proc.stdout
+
+
+def test_ctrl_c_stops_every_node_cleanly(ros_domain):
+    proc = subprocess.Popen(g1_teleop("launch", "sim"), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines = []
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline and sum("ready" in line or "scenario" in line for line in lines) < 3:
+        lines.append(proc.stdout.readline())
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=30)
+    lines.append(out)
+    text = "".join(lines)
+    assert proc.returncode == 0, text
+    assert "did not exit cleanly" not in text and "Traceback" not in text
+
+
+def test_sim_job_rejects_a_bad_scenario_before_starting(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("keyframes: []\n")
+    proc = subprocess.run(g1_teleop("sim", "--scenario", str(bad), "--out", str(tmp_path / "run")),
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith(f"g1-teleop sim: {bad}"), proc.stderr
+    assert "Traceback" not in proc.stderr
