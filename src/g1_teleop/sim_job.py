@@ -52,7 +52,7 @@ def run_sim_job(cfg: SimJobConfig, log: Callable[[str], None] = print) -> tuple[
     Scenario.load(scenario_path(cfg.scenario))  # a bad scenario fails here, before any process starts
     nodes = load_graph("sim").resolve({
         "scenario": cfg.scenario, "model": cfg.model, "lockstep": str(cfg.lockstep).lower(),
-        "gantry": str(cfg.gantry).lower(), "viewer": str(cfg.viewer).lower(),
+        "gantry": str(cfg.gantry).lower(), "viewer": str(cfg.viewer).lower(), "wait_for_start": "true",
     })
     env = {"ROS_LOG_DIR": str((run_dir / "ros_logs").resolve())}
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
@@ -76,10 +76,25 @@ def run_sim_job(cfg: SimJobConfig, log: Callable[[str], None] = print) -> tuple[
     log(f"starting {len(nodes)} nodes ({', '.join(n.name for n in nodes)}); "
         f"{'lockstep' if cfg.lockstep else 'real time'}, {cfg.duration_s:g} s of simulated time")
     graph.start()
+    started = False
+    ready_since = None
     try:
         while True:
             executor.spin_once(timeout_sec=0.05)
             now = time.monotonic()
+            if not started:
+                # Start the simulation once every recorded topic has its publisher, so that the
+                # recording begins at t = 0 (a little grace for the data paths to match).
+                missing = recorder.publishers_missing()
+                if not missing and ready_since is None:
+                    ready_since = now
+                if ready_since is not None and now - ready_since > 0.5:
+                    recorder.start_simulation()
+                    started = True
+                elif now - start > cfg.startup_timeout_s:
+                    failure = (f"no publisher for {missing} within {cfg.startup_timeout_s:g} s "
+                               f"(see {run_dir / 'nodes.log'})")
+                    break
             sim_t = recorder.sim_time_s
             if sim_t > last_sim_time:
                 last_sim_time, last_advance = sim_t, now

@@ -9,9 +9,9 @@ from __future__ import annotations
 from geometry_msgs.msg import PoseStamped
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
-from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
-from rosgraph_msgs.msg import Clock
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState, TimeReference
+from std_msgs.msg import Empty
 
 from g1_teleop.joint_vector import JointIndex, MalformedJointMessage
 from g1_teleop.nodes.common import stamp_ns
@@ -28,8 +28,10 @@ class Recorder(Node):
         self.buffer = RecordingBuffer()
         self.sim_time_s = 0.0
         self._last: dict[str, int] = {}
+        self._start = self.create_publisher(Empty, "sim/start", QoSProfile(
+            history=HistoryPolicy.KEEP_LAST, depth=1, reliability=ReliabilityPolicy.RELIABLE,
+            durability=DurabilityPolicy.TRANSIENT_LOCAL))
         self._wrists: dict[int, dict[str, tuple[float, float, float]]] = {}
-        self.create_subscription(Clock, "/clock", self.on_clock, _RELIABLE)
         self.create_subscription(JointState, "joint_states", self.on_state, _RELIABLE)
         self.create_subscription(JointState, "joint_command", self.on_command, _RELIABLE)
         self.create_subscription(Odometry, "odom", self.on_odom, _RELIABLE)
@@ -38,14 +40,19 @@ class Recorder(Node):
             self.create_subscription(PoseStamped, f"xr/{side}_wrist",
                                      lambda msg, side=side: self.on_wrist(side, msg), _BEST_EFFORT)
 
+    def publishers_missing(self) -> list[str]:
+        """Recorded topics that no publisher offers yet."""
+        return [sub.topic_name for sub in self.subscriptions if self.count_publishers(sub.topic_name) == 0]
+
+    def start_simulation(self) -> None:
+        """Release a simulator that waits for sim/start (sim_bridge wait_for_start)."""
+        self._start.publish(Empty())
+
     def _new(self, stream: str, stamp: int) -> bool:
         if stamp <= self._last.get(stream, -1):
             return False
         self._last[stream] = stamp
         return True
-
-    def on_clock(self, msg: Clock) -> None:
-        self.sim_time_s = max(self.sim_time_s, stamp_ns(msg.clock) / 1e9)
 
     def on_state(self, msg: JointState) -> None:
         stamp = stamp_ns(msg.header.stamp)
@@ -55,6 +62,7 @@ class Recorder(Node):
             return
         if self._new("state", stamp):
             self.buffer.add(state_t=stamp / 1e9, state_q=vec.position, state_dq=vec.velocity)
+            self.sim_time_s = stamp / 1e9  # time of the newest recorded state
 
     def on_command(self, msg: JointState) -> None:
         stamp = stamp_ns(msg.header.stamp)

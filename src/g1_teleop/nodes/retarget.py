@@ -42,10 +42,11 @@ class RetargetConfig:
     robot_config: str = ""
     lockstep: bool = True
     sync_timeout_s: float = 1.0  # lockstep: wall seconds to wait for a period's joint state
-    position_weight: float = 50.0
-    rotation_weight: float = 1.0
-    posture_weight: float = 0.02
-    measured_weight: float = 0.1
+    # IK objective weights; defaults from ArmIKConfig (the one place they are chosen and explained).
+    position_weight: float = ArmIKConfig.position_weight
+    rotation_weight: float = ArmIKConfig.rotation_weight
+    posture_weight: float = ArmIKConfig.posture_weight
+    measured_weight: float = ArmIKConfig.measured_weight
 
     def ik_config(self) -> ArmIKConfig:
         return ArmIKConfig(position_weight=self.position_weight, rotation_weight=self.rotation_weight,

@@ -1,6 +1,7 @@
 """sim_bridge: MuJoCo G1 behind the ROS topic contract.
 
-Subscribes joint_command; publishes joint_states, imu, odom and /clock. Lockstep: the simulation
+Subscribes joint_command (and sim/start, std_msgs/Empty, when wait_for_start holds the simulation at
+t = 0 until tools are attached); publishes joint_states, imu, odom and /clock. Lockstep: the simulation
 advances one control period only after the command stamped with the current period arrives (and
 re-publishes the state while it waits). Real time: physics follows the wall clock and stale commands
 fall back to hold, then damping.
@@ -19,11 +20,13 @@ from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock as ClockMsg
 from sensor_msgs.msg import Imu, JointState
+from std_msgs.msg import Empty
 
 from g1_teleop.joint_vector import JointIndex, MalformedJointMessage
 from g1_teleop.limits import CommandLimiter, JointCommand, JointLimits
 from g1_teleop.nodes.common import (
     QOS_COMMAND,
+    QOS_LATCHED,
     QOS_STATE,
     Diagnostics,
     WarnOnce,
@@ -52,6 +55,7 @@ class SimBridgeConfig:
     command_damp_after_s: float = 1.0  # real time: then damping only
     republish_period_s: float = 0.2  # lockstep: re-publish the state this often (wall) while waiting
     realtime_factor: float = 1.0  # real time: simulated seconds per wall second
+    wait_for_start: bool = False  # hold at t = 0 until a message on sim/start (tools attach first)
 
     def __post_init__(self) -> None:
         SimConfig(self.physics_dt, self.control_dt)
@@ -86,6 +90,8 @@ class SimBridge(Node):
         self.pub_odom = self.create_publisher(Odometry, "odom", QOS_STATE)
         self.pub_clock = self.create_publisher(ClockMsg, "/clock", QOS_STATE)
         self.create_subscription(JointState, "joint_command", self.on_command, QOS_COMMAND)
+        self.started = not cfg.wait_for_start
+        self.create_subscription(Empty, "sim/start", self.on_start, QOS_LATCHED)
         self.diagnostics = Diagnostics(self, lambda: {
             "sim_time_s": self.sim.stamp_ns / 1e9, "commands_applied": self.commands_applied,
             "commands_rejected": self.commands_rejected, "input": self.freshness.value,
@@ -105,6 +111,11 @@ class SimBridge(Node):
             f"{cfg.control_dt * 1e3:g} ms, {'lockstep' if cfg.lockstep else 'real time'}, "
             f"gantry {'on' if cfg.gantry else 'off'}"
         )
+
+    def on_start(self, _msg: Empty) -> None:
+        if not self.started:
+            self.started = True
+            self.get_logger().info("sim/start received: the simulation runs")
 
     # -- commands ---------------------------------------------------------------------------------
     def parse(self, msg: JointState) -> JointCommand | None:
@@ -128,7 +139,7 @@ class SimBridge(Node):
             self.command = self.limiter.apply(command, self.cfg.control_dt)
             self.commands_applied += 1
             self.watchdog.feed(time.monotonic())
-        if not self.cfg.lockstep:
+        if not self.cfg.lockstep or not self.started:
             return
         stamp = stamp_ns(msg.header.stamp)
         if stamp == self.sim.stamp_ns:
@@ -145,6 +156,10 @@ class SimBridge(Node):
 
     def run_realtime(self) -> None:
         """Step until simulated time catches up with wall time (at most one control period per call)."""
+        if not self.started:
+            self._wall_start = time.monotonic()
+            self.republish_if_waiting()
+            return
         target_ns = (time.monotonic() - self._wall_start) * self.cfg.realtime_factor * 1e9
         freshness = self.watchdog.state(time.monotonic())
         if freshness != self.freshness:

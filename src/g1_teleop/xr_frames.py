@@ -1,0 +1,155 @@
+"""XR headset poses ↔ robot-frame wrist targets (g1_conventions §7, the televuer/OpenWBT pipeline).
+
+OpenXR basis: x right, y up, z backward. Robot basis: x forward, y left, z up. A headset reports its head
+and wrist poses in its own world frame, OpenXR basis. ``openxr_to_robot`` is the pipeline a real
+headset's data goes through:
+
+1. change of basis of every pose: M_robot = robot_T_openxr · M_xr · openxr_T_robot;
+2. wrist convention: W' = W · C_side (hand tracking only; controllers already report Unitree wrist axes);
+3. translation only, head-relative: p(W') −= p(H) (the head rotation is not removed);
+4. shift to the IK frame (the pelvis): p(W') += IK_ORIGIN_IN_HEAD_FRAME.
+
+Poses that fail the validity test are replaced by fixed fallback poses before step 1, and an invalid
+wrist skips step 2. ``robot_to_openxr`` is the exact inverse for valid poses: it builds what a headset
+would report for given pelvis-frame wrist targets and a head pose.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+ROBOT_R_OPENXR = np.array([[0.0, 0.0, -1.0], [-1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
+"""Rotation taking OpenXR-basis coordinates to robot-basis coordinates: (x, y, z)_xr → (−z, −x, y)."""
+
+LEFT_WRIST_CONVENTION = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]])
+"""Left wrist convention C_left (+90° about the wrist's own x), right-multiplied: W' = W·C_left."""
+
+RIGHT_WRIST_CONVENTION = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, -1.0, 0.0]])
+"""Right wrist convention C_right (−90° about the wrist's own x), right-multiplied: W' = W·C_right."""
+
+IK_ORIGIN_IN_HEAD_FRAME = np.array([0.15, 0.0, 0.45])
+"""Added to head-relative wrist positions (robot basis, m) to express them in the pelvis/IK frame."""
+
+VALIDITY_DETERMINANT = 1e-6
+"""A pose matrix is valid when its determinant is finite and larger than this in magnitude (televuer)."""
+
+
+def _translation(x: float, y: float, z: float) -> np.ndarray:
+    T = np.eye(4)
+    T[:3, 3] = (x, y, z)
+    return T
+
+
+FALLBACK_HEAD_OPENXR = _translation(0.0, 1.5, -0.2)
+"""Head pose used while the headset reports an invalid one (OpenXR basis, m)."""
+FALLBACK_LEFT_WRIST_OPENXR = _translation(-0.15, 1.13, -0.3)
+"""Left wrist pose used while the headset reports an invalid one (OpenXR basis, m)."""
+FALLBACK_RIGHT_WRIST_OPENXR = _translation(0.15, 1.13, -0.3)
+"""Right wrist pose used while the headset reports an invalid one (OpenXR basis, m)."""
+
+_ROBOT_T_OPENXR = np.eye(4)
+_ROBOT_T_OPENXR[:3, :3] = ROBOT_R_OPENXR
+_OPENXR_T_ROBOT = _ROBOT_T_OPENXR.T.copy()  # a pure rotation: inverse = transpose
+
+DEFAULT_WORLD_T_HEAD = _ROBOT_T_OPENXR @ FALLBACK_HEAD_OPENXR @ _OPENXR_T_ROBOT
+"""The fallback head pose in the robot basis: 0.2 m forward, 1.5 m up, identity rotation."""
+
+
+@dataclass(frozen=True)
+class XrPoses:
+    """Poses as a headset reports them: 4x4, metres, headset world frame, OpenXR basis.
+
+    Wrist axes follow the OpenXR hand-joint convention for hand tracking, or the Unitree wrist
+    convention for controllers.
+    """
+
+    xr_T_head: np.ndarray
+    xr_T_left_wrist: np.ndarray
+    xr_T_right_wrist: np.ndarray
+
+
+@dataclass(frozen=True)
+class RobotPoses:
+    """Poses after the pipeline: 4x4, metres, robot basis.
+
+    world_T_head: the head in the headset's world frame, robot basis. pelvis_T_*_wrist: wrist targets in
+    the pelvis/IK frame with Unitree wrist axes (x toward the middle finger; left: y palm→back; right:
+    y back→palm). The *_valid flags say whether the headset's pose was used (True) or the fallback.
+    """
+
+    world_T_head: np.ndarray
+    pelvis_T_left_wrist: np.ndarray
+    pelvis_T_right_wrist: np.ndarray
+    head_valid: bool = True
+    left_valid: bool = True
+    right_valid: bool = True
+
+
+def is_valid_pose(M: np.ndarray) -> bool:
+    """televuer's validity test for a reported 4x4 pose: finite determinant larger than 1e-6 in magnitude."""
+    with np.errstate(invalid="ignore"):
+        det = np.linalg.det(np.asarray(M, dtype=float))
+    return bool(np.isfinite(det) and abs(det) > VALIDITY_DETERMINANT)
+
+
+def openxr_to_robot(xr: XrPoses, hand_tracking: bool = True) -> RobotPoses:
+    """Headset poses → head pose and pelvis-frame wrist targets (§7.2).
+
+    hand_tracking: True for OpenXR hand-joint wrists (the wrist convention is applied), False for
+    controller poses (already in the Unitree wrist convention).
+    """
+    head_valid, xr_T_head = _valid_or(xr.xr_T_head, FALLBACK_HEAD_OPENXR)
+    world_T_head = _to_robot_basis(xr_T_head)
+    wrists = []
+    flags = []
+    for reported, fallback, convention in (
+        (xr.xr_T_left_wrist, FALLBACK_LEFT_WRIST_OPENXR, LEFT_WRIST_CONVENTION),
+        (xr.xr_T_right_wrist, FALLBACK_RIGHT_WRIST_OPENXR, RIGHT_WRIST_CONVENTION),
+    ):
+        valid, xr_T_wrist = _valid_or(reported, fallback)
+        world_T_wrist = _to_robot_basis(xr_T_wrist)
+        if valid and hand_tracking:
+            world_T_wrist[:3, :3] = world_T_wrist[:3, :3] @ convention
+        world_T_wrist[:3, 3] += IK_ORIGIN_IN_HEAD_FRAME - world_T_head[:3, 3]
+        wrists.append(world_T_wrist)
+        flags.append(valid)
+    return RobotPoses(world_T_head, wrists[0], wrists[1], head_valid, flags[0], flags[1])
+
+
+def robot_to_openxr(
+    world_T_head: np.ndarray,
+    pelvis_T_left_wrist: np.ndarray,
+    pelvis_T_right_wrist: np.ndarray,
+    hand_tracking: bool = True,
+) -> XrPoses:
+    """The poses a headset would report for this head pose (robot basis) and these pelvis-frame wrist
+    targets; ``openxr_to_robot`` of the result gives the inputs back. hand_tracking as in openxr_to_robot."""
+    world_T_head = np.asarray(world_T_head, dtype=float)
+    xr_wrists = []
+    for pelvis_T_wrist, convention in (
+        (pelvis_T_left_wrist, LEFT_WRIST_CONVENTION),
+        (pelvis_T_right_wrist, RIGHT_WRIST_CONVENTION),
+    ):
+        world_T_wrist = np.array(pelvis_T_wrist, dtype=float)
+        world_T_wrist[:3, 3] += world_T_head[:3, 3] - IK_ORIGIN_IN_HEAD_FRAME
+        if hand_tracking:
+            world_T_wrist[:3, :3] = world_T_wrist[:3, :3] @ convention.T
+        xr_wrists.append(_to_openxr_basis(world_T_wrist))
+    return XrPoses(_to_openxr_basis(world_T_head), xr_wrists[0], xr_wrists[1])
+
+
+def _valid_or(reported: np.ndarray, fallback: np.ndarray) -> tuple[bool, np.ndarray]:
+    M = np.asarray(reported, dtype=float)
+    if M.shape != (4, 4):
+        raise ValueError(f"expected a 4x4 pose matrix, got shape {M.shape}")
+    return (True, M) if is_valid_pose(M) else (False, fallback)
+
+
+def _to_robot_basis(xr_M: np.ndarray) -> np.ndarray:
+    return _ROBOT_T_OPENXR @ xr_M @ _OPENXR_T_ROBOT
+
+
+def _to_openxr_basis(robot_M: np.ndarray) -> np.ndarray:
+    return _OPENXR_T_ROBOT @ robot_M @ _ROBOT_T_OPENXR

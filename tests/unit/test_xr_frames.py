@@ -1,0 +1,163 @@
+"""XR conventions (g1_conventions §7): basis change, wrist conventions, head-relative IK targets,
+validity test and fallbacks; robot_to_openxr inverts openxr_to_robot."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from g1_teleop.xr_frames import (
+    DEFAULT_WORLD_T_HEAD,
+    IK_ORIGIN_IN_HEAD_FRAME,
+    LEFT_WRIST_CONVENTION,
+    RIGHT_WRIST_CONVENTION,
+    ROBOT_R_OPENXR,
+    XrPoses,
+    is_valid_pose,
+    openxr_to_robot,
+    robot_to_openxr,
+)
+
+
+def pose(R: np.ndarray, p: tuple[float, float, float]) -> np.ndarray:
+    T = np.eye(4)
+    T[:3, :3] = R
+    T[:3, 3] = p
+    return T
+
+
+def rot_x(a: float) -> np.ndarray:
+    c, s = np.cos(a), np.sin(a)
+    return np.array([[1, 0, 0], [0, c, -s], [0, s, c]])
+
+
+def rot_y(a: float) -> np.ndarray:
+    c, s = np.cos(a), np.sin(a)
+    return np.array([[c, 0, s], [0, 1, 0], [-s, 0, c]])
+
+
+def random_rotation(rng: np.random.Generator) -> np.ndarray:
+    q, r = np.linalg.qr(rng.normal(size=(3, 3)))
+    q = q @ np.diag(np.sign(np.diag(r)))
+    return q if np.linalg.det(q) > 0 else -q
+
+
+def test_basis_change_maps_openxr_axes_to_robot_axes() -> None:
+    # OpenXR x right, y up, z backward; robot x forward, y left, z up.
+    # columns: where OpenXR right, up and backward point in robot axes
+    np.testing.assert_array_equal(ROBOT_R_OPENXR, np.column_stack([[0, -1, 0], [0, 0, 1], [-1, 0, 0]]))
+    assert np.linalg.det(ROBOT_R_OPENXR) == pytest.approx(1.0)
+
+
+def test_wrist_conventions_are_quarter_turns_about_x() -> None:
+    assert rot_x(np.pi / 2) == pytest.approx(LEFT_WRIST_CONVENTION)
+    assert rot_x(-np.pi / 2) == pytest.approx(RIGHT_WRIST_CONVENTION)
+
+
+def test_hand_computed_pipeline() -> None:
+    # Head 1.6 m up at the XR origin; left wrist 0.2 m left of it, 0.4 m lower, 0.4 m forward; both with
+    # the identity rotation (in OpenXR: fingers forward (−z), back of the hand up (+y): palm down).
+    xr = XrPoses(pose(np.eye(3), (0, 1.6, 0)), pose(np.eye(3), (-0.2, 1.2, -0.4)), pose(np.eye(3), (0.3, 1.0, -0.5)))
+    robot = openxr_to_robot(xr)
+    assert robot.world_T_head == pytest.approx(pose(np.eye(3), (0, 0, 1.6)))
+    # head-relative (0.4, 0.2, −0.4), then + (0.15, 0, 0.45)
+    assert robot.pelvis_T_left_wrist[:3, 3] == pytest.approx([0.55, 0.2, 0.05])
+    assert robot.pelvis_T_right_wrist[:3, 3] == pytest.approx([0.65, -0.3, -0.15])
+    # Unitree wrist axes: x toward the fingers (forward); left: y palm→back (up), z pinky→index (right);
+    # right: y back→palm (down), z pinky→index (left).
+    left, right = robot.pelvis_T_left_wrist[:3, :3], robot.pelvis_T_right_wrist[:3, :3]
+    assert left[:, 0] == pytest.approx([1, 0, 0]) and right[:, 0] == pytest.approx([1, 0, 0])
+    assert left[:, 1] == pytest.approx([0, 0, 1]) and left[:, 2] == pytest.approx([0, -1, 0])
+    assert right[:, 1] == pytest.approx([0, 0, -1]) and right[:, 2] == pytest.approx([0, 1, 0])
+    assert (robot.head_valid, robot.left_valid, robot.right_valid) == (True, True, True)
+
+
+def test_basis_change_of_a_rotation_is_a_similarity_transform() -> None:
+    # A wrist turned 90° about OpenXR's up axis (y) is turned 90° about the robot's up axis (z).
+    xr = XrPoses(np.eye(4), pose(rot_y(np.pi / 2), (0, 0, 0)), np.eye(4))
+    robot = openxr_to_robot(xr, hand_tracking=False)
+    expected = np.array([[0, -1, 0], [1, 0, 0], [0, 0, 1]])  # Rz(90°)
+    assert robot.pelvis_T_left_wrist[:3, :3] == pytest.approx(expected)
+
+
+def test_head_rotation_is_not_removed_from_wrist_targets() -> None:
+    wrist = pose(np.eye(3), (-0.2, 1.2, -0.4))
+    still = openxr_to_robot(XrPoses(pose(np.eye(3), (0, 1.6, 0)), wrist, wrist))
+    turned = openxr_to_robot(XrPoses(pose(rot_y(0.7), (0, 1.6, 0)), wrist, wrist))
+    assert turned.pelvis_T_left_wrist == pytest.approx(still.pelvis_T_left_wrist)
+    assert turned.world_T_head[:3, :3] != pytest.approx(still.world_T_head[:3, :3])
+
+
+def test_controllers_skip_the_wrist_convention() -> None:
+    xr = XrPoses(np.eye(4), pose(np.eye(3), (0, 1, 0)), pose(np.eye(3), (0, 1, 0)))
+    robot = openxr_to_robot(xr, hand_tracking=False)
+    assert robot.pelvis_T_left_wrist[:3, :3] == pytest.approx(np.eye(3))
+    assert robot.pelvis_T_right_wrist[:3, :3] == pytest.approx(np.eye(3))
+
+
+def test_invalid_poses_fall_back_to_constants() -> None:
+    robot = openxr_to_robot(XrPoses(np.zeros((4, 4)), np.full((4, 4), np.nan), np.zeros((4, 4))))
+    assert (robot.head_valid, robot.left_valid, robot.right_valid) == (False, False, False)
+    assert robot.world_T_head == pytest.approx(DEFAULT_WORLD_T_HEAD)
+    np.testing.assert_allclose(DEFAULT_WORLD_T_HEAD, pose(np.eye(3), (0.2, 0.0, 1.5)), atol=1e-15)
+    # fallback wrists, identity rotation (no wrist convention on an invalid wrist), in the IK frame
+    assert robot.pelvis_T_left_wrist == pytest.approx(pose(np.eye(3), (0.25, 0.15, 0.08)))
+    assert robot.pelvis_T_right_wrist == pytest.approx(pose(np.eye(3), (0.25, -0.15, 0.08)))
+
+
+def test_one_invalid_wrist_keeps_the_others() -> None:
+    head = pose(np.eye(3), (0, 1.6, 0))
+    robot = openxr_to_robot(XrPoses(head, np.zeros((4, 4)), pose(np.eye(3), (0.3, 1.0, -0.5))))
+    assert (robot.head_valid, robot.left_valid, robot.right_valid) == (True, False, True)
+    # fallback left wrist relative to the reported head: (0.3, 0.15, 1.13) − (0, 0, 1.6) + shift
+    assert robot.pelvis_T_left_wrist[:3, 3] == pytest.approx([0.45, 0.15, -0.02])
+    assert robot.pelvis_T_right_wrist[:3, 3] == pytest.approx([0.65, -0.3, -0.15])
+
+
+@pytest.mark.parametrize(
+    ("matrix", "valid"),
+    [
+        (np.eye(4), True),
+        (np.diag([0.02, 0.02, 0.02, 1.0]), True),  # det 8e-6
+        (np.diag([0.009, 0.009, 0.009, 1.0]), False),  # det 7.3e-7 ≤ 1e-6
+        (np.zeros((4, 4)), False),
+        (np.full((4, 4), np.inf), False),
+    ],
+)
+def test_validity_test(matrix: np.ndarray, valid: bool) -> None:
+    assert is_valid_pose(matrix) is valid
+
+
+def test_rejects_a_pose_of_the_wrong_shape() -> None:
+    with pytest.raises(ValueError, match=r"4x4 pose matrix, got shape \(3, 3\)"):
+        openxr_to_robot(XrPoses(np.eye(3), np.eye(4), np.eye(4)))
+
+
+@pytest.mark.parametrize("hand_tracking", [True, False])
+def test_round_trip(hand_tracking: bool) -> None:
+    rng = np.random.default_rng(7)
+    for _ in range(50):
+        head = pose(random_rotation(rng), tuple(rng.uniform(-2, 2, 3)))
+        left = pose(random_rotation(rng), tuple(rng.uniform(-1, 1, 3)))
+        right = pose(random_rotation(rng), tuple(rng.uniform(-1, 1, 3)))
+        xr = robot_to_openxr(head, left, right, hand_tracking=hand_tracking)
+        back = openxr_to_robot(xr, hand_tracking=hand_tracking)
+        assert np.abs(back.world_T_head - head).max() < 1e-9
+        assert np.abs(back.pelvis_T_left_wrist - left).max() < 1e-9
+        assert np.abs(back.pelvis_T_right_wrist - right).max() < 1e-9
+        # and the other way: headset poses → robot → headset poses
+        again = robot_to_openxr(back.world_T_head, back.pelvis_T_left_wrist, back.pelvis_T_right_wrist,
+                                hand_tracking=hand_tracking)
+        for a, b in zip((again.xr_T_head, again.xr_T_left_wrist, again.xr_T_right_wrist),
+                        (xr.xr_T_head, xr.xr_T_left_wrist, xr.xr_T_right_wrist), strict=True):
+            assert np.abs(a - b).max() < 1e-9
+
+
+def test_headset_poses_of_robot_targets_are_in_the_openxr_basis() -> None:
+    # The IK-frame target (0.55, 0.2, 0.05) with the head 1.6 m up is 0.4 m in front of the head,
+    # 0.2 m to its left and 0.4 m below it: OpenXR (−0.2, 1.2, −0.4).
+    head = pose(np.eye(3), (0, 0, 1.6))
+    xr = robot_to_openxr(head, pose(LEFT_WRIST_CONVENTION, (0.55, 0.2, 0.05)), np.eye(4))
+    assert xr.xr_T_head == pytest.approx(pose(np.eye(3), (0, 1.6, 0)))
+    assert xr.xr_T_left_wrist == pytest.approx(pose(np.eye(3), (-0.2, 1.2, -0.4)))
+    np.testing.assert_array_equal(IK_ORIGIN_IN_HEAD_FRAME, [0.15, 0.0, 0.45])
