@@ -1,7 +1,9 @@
 """A thin process supervisor for pip environments (no ros2 launch there).
 
-Starts each node of a resolved graph as its own process (``python -m g1_teleop.nodes EXE``), prefixes
-its output with the node name, forwards SIGINT/SIGTERM, and stops everything when a required node dies.
+Starts each node of a resolved graph as its own process (``python -m g1_teleop.nodes.EXE``), prefixes
+its output with the node name, stops every node on SIGINT/SIGTERM, and stops everything when a required
+node dies. Nodes are stopped with SIGTERM: rclpy shuts down cleanly on it, and a node still importing its
+libraries ends silently (a SIGINT there would print a KeyboardInterrupt traceback).
 ROS-free: nodes get their parameters through a ``--params-file``.
 """
 
@@ -27,7 +29,7 @@ from g1_teleop.graph import NodeSpec
 
 def node_command(spec: NodeSpec, params_file: Path, namespace: str = "") -> list[str]:
     """The command line that runs one node with its parameters and remappings."""
-    cmd = [sys.executable, "-m", "g1_teleop.nodes", spec.executable, "--ros-args",
+    cmd = [sys.executable, "-m", f"g1_teleop.nodes.{spec.executable}", "--ros-args",
            "-r", f"__node:={spec.name}", "--params-file", str(params_file)]
     if namespace:
         cmd += ["-r", f"__ns:={namespace}"]
@@ -99,8 +101,8 @@ class GraphProcesses:
         return None
 
     def stop(self, timeout_s: float = 5.0) -> dict[str, int | None]:
-        """SIGINT every node, then SIGTERM/SIGKILL what is left; return the exit codes."""
-        for sig, wait_s in ((signal.SIGINT, timeout_s), (signal.SIGTERM, 2.0), (signal.SIGKILL, 2.0)):
+        """SIGTERM every node, then SIGKILL what is left; return the exit codes."""
+        for sig, wait_s in ((signal.SIGTERM, timeout_s), (signal.SIGKILL, 2.0)):
             running = [c for c in self._children if c.process.poll() is None]
             if not running:
                 break
@@ -129,7 +131,7 @@ class GraphProcesses:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
             codes = self.stop()
-        unclean = {name: code for name, code in codes.items() if code not in (0, -signal.SIGINT)}
+        unclean = {name: code for name, code in codes.items() if code not in (0, -signal.SIGTERM)}
         if unclean and not self.failure:
             self.output(f"[runner] nodes that did not exit cleanly: {unclean}")
         return 1 if self.failure else 0

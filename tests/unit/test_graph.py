@@ -37,5 +37,5 @@ def test_real_graph_declares_its_arguments_but_refuses_to_run_yet():
 def test_node_command_carries_name_params_and_remaps(tmp_path):
     spec = load_graph("sim").resolve()[0]
     cmd = node_command(spec, tmp_path / "p.yaml", namespace="/g1")
-    assert cmd[1:4] == ["-m", "g1_teleop.nodes", "sim_bridge"]
+    assert cmd[1:3] == ["-m", "g1_teleop.nodes.sim_bridge"]
     assert "__node:=sim_bridge" in cmd and "__ns:=/g1" in cmd and str(tmp_path / "p.yaml") in cmd

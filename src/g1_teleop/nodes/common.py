@@ -117,6 +117,10 @@ def run(node_factory: Callable[[], Node], args: list[str] | None = None) -> None
         executor.spin()
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
+    except Exception:
+        if rclpy.ok():
+            raise
+        # A signal shut the context down while a callback was publishing: a normal stop.
     finally:
         _shutdown(executor, node)
 
