@@ -99,30 +99,32 @@ def _header_now(node: Node):
 def run(node_factory: Callable[[], Node], args: list[str] | None = None) -> None:
     """Init, spin on a single-threaded executor (it follows /clock with use_sim_time), shut down cleanly.
 
-    A node that cannot start (bad parameter, missing file) exits with code 2 and one log line.
+    A node that cannot start (bad parameter, missing file) exits with code 2 and one log line. SIGINT or
+    SIGTERM shut the context down; whatever that interrupts (construction, a callback that publishes)
+    ends as a normal stop, exit code 0.
     """
     rclpy.init(args=args if args is not None else sys.argv)
     executor = SingleThreadedExecutor()
+    node = None
+    code = 0
     try:
         node = node_factory()
-    except (ConfigError, FileNotFoundError, ValueError) as exc:
-        rclpy.logging.get_logger("g1_teleop").fatal(f"cannot start: {exc}")
-        _shutdown(executor, None)
-        sys.exit(2)
-    except KeyboardInterrupt:  # Ctrl-C while starting: a normal stop
-        _shutdown(executor, None)
-        return
-    try:
         executor.add_node(node)
         executor.spin()
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
-    except Exception:
-        if rclpy.ok():
+    except Exception as exc:
+        if not rclpy.ok():
+            pass  # a signal shut the context down mid-way: a normal stop
+        elif node is None and isinstance(exc, (ConfigError, FileNotFoundError, ValueError)):
+            rclpy.logging.get_logger("g1_teleop").fatal(f"cannot start: {exc}")
+            code = 2
+        else:
             raise
-        # A signal shut the context down while a callback was publishing: a normal stop.
     finally:
         _shutdown(executor, node)
+    if code:
+        sys.exit(code)
 
 
 def _shutdown(executor: SingleThreadedExecutor, node: Node | None) -> None:
