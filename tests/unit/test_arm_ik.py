@@ -21,11 +21,6 @@ UNFILTERED = ArmIKConfig(filter_weights=(1.0,))
 IKFactory = Callable[..., DualArmIK]
 
 
-@pytest.fixture(scope="module")
-def robot() -> Robot:
-    return load_robot()
-
-
 @pytest.fixture(scope="module", params=["ours", "official"])
 def model(request: pytest.FixtureRequest, robot: Robot) -> pin.Model:
     if request.param == "ours":

@@ -48,16 +48,6 @@ def official(official_path: Path) -> mujoco.MjModel:
 
 
 @pytest.fixture(scope="module")
-def robot() -> Robot:
-    return load_robot()
-
-
-@pytest.fixture(scope="module")
-def ours(robot: Robot) -> mujoco.MjModel:
-    return build_mujoco_model(robot)
-
-
-@pytest.fixture(scope="module")
 def configurations(robot: Robot) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """(base position (3,), base quaternion w, x, y, z (4,), joint positions (29,) in DDS order)."""
     rng = np.random.default_rng(SEED)
@@ -130,9 +120,9 @@ def _without_world(poses: Poses) -> Poses:
     return [{n: v for n, v in pose.items() if n != "world"} for pose in poses]
 
 
-def test_mujoco_kinematics_match_official(official, ours, robot, configurations, official_poses) -> None:
+def test_mujoco_kinematics_match_official(official, mj_model, robot, configurations, official_poses) -> None:
     assert official.nbody == 31
-    position, angle = _worst_errors(official_poses, _official_poses(ours, robot, configurations))
+    position, angle = _worst_errors(official_poses, _official_poses(mj_model, robot, configurations))
     assert position <= POSITION_TOL
     assert angle <= ANGLE_TOL
 
@@ -157,23 +147,23 @@ def test_pinocchio_from_the_official_mjcf(
                                     _pinocchio_poses(model, official_robot, configurations, names))
     assert position <= POSITION_TOL and angle <= ANGLE_TOL
 
-    ours = build_pinocchio_model(robot)
+    mj_model = build_pinocchio_model(robot)
     theirs = build_pinocchio_model(official_robot)
     assert theirs.nq == 29 and tuple(theirs.names[1:]) == robot.joint_names
-    ours_data, theirs_data = ours.createData(), theirs.createData()
+    ours_data, theirs_data = mj_model.createData(), theirs.createData()
     q = configurations[0][2]
-    pin.framesForwardKinematics(ours, ours_data, q)
+    pin.framesForwardKinematics(mj_model, ours_data, q)
     pin.framesForwardKinematics(theirs, theirs_data, q)
     for frame in robot.frames.values():
-        expected = ours_data.oMf[ours.getFrameId(frame.name)]
+        expected = ours_data.oMf[mj_model.getFrameId(frame.name)]
         actual = theirs_data.oMf[theirs.getFrameId(frame.name)]
         assert np.linalg.norm(actual.translation - expected.translation) <= POSITION_TOL
         assert _angle(expected.rotation, actual.rotation) <= ANGLE_TOL
 
 
-def test_masses_and_inertias_match_official(official, ours, robot) -> None:
+def test_masses_and_inertias_match_official(official, mj_model, robot) -> None:
     total = official.body_mass.sum()
-    assert ours.body_mass.sum() == pytest.approx(total, rel=1e-3)
+    assert mj_model.body_mass.sum() == pytest.approx(total, rel=1e-3)
     assert sum(i.mass for i in build_pinocchio_model(robot).inertias) == pytest.approx(total, rel=1e-3)
 
     def inertia(model: mujoco.MjModel, body: int) -> np.ndarray:
@@ -184,29 +174,29 @@ def test_masses_and_inertias_match_official(official, ours, robot) -> None:
 
     for b in range(1, official.nbody):
         name = official.body(b).name
-        mine = ours.body(name).id
-        assert ours.body_mass[mine] == pytest.approx(official.body_mass[b], rel=1e-12), name
-        np.testing.assert_allclose(ours.body_ipos[mine], official.body_ipos[b], atol=1e-12, err_msg=name)
-        np.testing.assert_allclose(inertia(ours, mine), inertia(official, b), atol=1e-10, err_msg=name)
+        mine = mj_model.body(name).id
+        assert mj_model.body_mass[mine] == pytest.approx(official.body_mass[b], rel=1e-12), name
+        np.testing.assert_allclose(mj_model.body_ipos[mine], official.body_ipos[b], atol=1e-12, err_msg=name)
+        np.testing.assert_allclose(inertia(mj_model, mine), inertia(official, b), atol=1e-10, err_msg=name)
 
 
-def test_joints_match_official(official, ours, robot) -> None:
+def test_joints_match_official(official, mj_model, robot) -> None:
     theirs = MjJointMap.from_model(official, robot.joint_names)
-    mine = MjJointMap.from_model(ours, robot.joint_names)
+    mine = MjJointMap.from_model(mj_model, robot.joint_names)
     official_ids = official.dof_jntid[theirs.dof_adr]
-    our_ids = ours.dof_jntid[mine.dof_adr]
-    np.testing.assert_array_equal(ours.jnt_axis[our_ids], official.jnt_axis[official_ids])
-    # the official MJCF rounds the wrist limits to 5 decimals (1.97222, 1.61443); ours are the exact figures
-    np.testing.assert_allclose(ours.jnt_range[our_ids], official.jnt_range[official_ids], atol=5e-6)
-    np.testing.assert_array_equal(ours.actuator_ctrlrange[mine.actuator_id],
+    our_ids = mj_model.dof_jntid[mine.dof_adr]
+    np.testing.assert_array_equal(mj_model.jnt_axis[our_ids], official.jnt_axis[official_ids])
+    # the official MJCF rounds the wrist limits to 5 decimals (1.97222, 1.61443); mj_model are the exact figures
+    np.testing.assert_allclose(mj_model.jnt_range[our_ids], official.jnt_range[official_ids], atol=5e-6)
+    np.testing.assert_array_equal(mj_model.actuator_ctrlrange[mine.actuator_id],
                                   official.actuator_ctrlrange[theirs.actuator_id])
-    np.testing.assert_array_equal(ours.jnt_actfrcrange[our_ids], official.jnt_actfrcrange[official_ids])
+    np.testing.assert_array_equal(mj_model.jnt_actfrcrange[our_ids], official.jnt_actfrcrange[official_ids])
     for name in ("armature", "damping", "frictionloss"):
-        np.testing.assert_array_equal(getattr(ours, f"dof_{name}")[mine.dof_adr],
+        np.testing.assert_array_equal(getattr(mj_model, f"dof_{name}")[mine.dof_adr],
                                       getattr(official, f"dof_{name}")[theirs.dof_adr], err_msg=name)
 
 
-def test_foot_contact_spheres_match_official(official, ours) -> None:
+def test_foot_contact_spheres_match_official(official, mj_model) -> None:
     def spheres(model: mujoco.MjModel, body: str) -> list[tuple[float, ...]]:
         b = model.body(body).id
         return sorted(
@@ -218,10 +208,10 @@ def test_foot_contact_spheres_match_official(official, ours) -> None:
     for side in ("left", "right"):
         expected = spheres(official, f"{side}_ankle_roll_link")
         assert len(expected) == 4 and all(s[3] == 0.005 for s in expected)
-        assert spheres(ours, f"{side}_ankle_roll_link") == expected  # the only colliding geoms of the feet
-        foot = ours.body(f"{side}_ankle_roll_link").id
-        assert all(ours.geom_type[g] == mujoco.mjtGeom.mjGEOM_SPHERE
-                   for g in range(ours.ngeom) if ours.geom_bodyid[g] == foot and ours.geom_contype[g] != 0)
+        assert spheres(mj_model, f"{side}_ankle_roll_link") == expected  # the only colliding geoms of the feet
+        foot = mj_model.body(f"{side}_ankle_roll_link").id
+        assert all(mj_model.geom_type[g] == mujoco.mjtGeom.mjGEOM_SPHERE
+                   for g in range(mj_model.ngeom) if mj_model.geom_bodyid[g] == foot and mj_model.geom_contype[g] != 0)
 
 
 def test_build_mujoco_model_from_the_official_mjcf(official_path, robot) -> None:

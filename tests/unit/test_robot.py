@@ -48,16 +48,6 @@ DDS_ORDER = tuple(
 FOOT_SPHERE_RADIUS = 0.005
 
 
-@pytest.fixture(scope="module")
-def robot() -> Robot:
-    return load_robot()
-
-
-@pytest.fixture(scope="module")
-def mj_model(robot: Robot) -> mujoco.MjModel:
-    return build_mujoco_model(robot)
-
-
 def _body_pairs_that_can_touch(model: mujoco.MjModel) -> set[frozenset[str]]:
     """Body pairs with a geom pair passing MuJoCo's contype/conaffinity and parent-child filters."""
     pairs = set()

@@ -2,18 +2,8 @@ import numpy as np
 import pytest
 
 from g1_teleop.limits import JointCommand
-from g1_teleop.robot import ARM_INDICES, build_mujoco_model, load_robot
+from g1_teleop.robot import ARM_INDICES
 from g1_teleop.simulator import SimConfig, Simulator
-
-
-@pytest.fixture(scope="module")
-def robot():
-    return load_robot()
-
-
-@pytest.fixture(scope="module")
-def model(robot):
-    return build_mujoco_model(robot, timestep=0.005)
 
 
 def hold(robot, q=None):
@@ -27,8 +17,8 @@ def test_config_validation():
     assert SimConfig(physics_dt=0.005, control_dt=0.02).decimation == 4
 
 
-def test_starts_at_the_default_pose_with_feet_on_the_floor(robot, model):
-    sim = Simulator(robot, model, SimConfig())
+def test_starts_at_the_default_pose_with_feet_on_the_floor(robot, mj_model):
+    sim = Simulator(robot, mj_model, SimConfig())
     state = sim.state()
     np.testing.assert_allclose(state.q, robot.default_q, atol=1e-12)
     assert state.stamp_ns == 0
@@ -37,9 +27,9 @@ def test_starts_at_the_default_pose_with_feet_on_the_floor(robot, model):
     assert sim.data.ncon >= 4  # foot spheres touch the floor
 
 
-def test_gantry_holds_the_robot_up_and_pd_alone_does_not(robot, model):
-    held = Simulator(robot, model, SimConfig(gantry=True))
-    free = Simulator(robot, model, SimConfig(gantry=False))
+def test_gantry_holds_the_robot_up_and_pd_alone_does_not(robot, mj_model):
+    held = Simulator(robot, mj_model, SimConfig(gantry=True))
+    free = Simulator(robot, mj_model, SimConfig(gantry=False))
     for _ in range(150):  # 3 s
         held.step_control_period(hold(robot))
         free.step_control_period(hold(robot))
@@ -47,8 +37,8 @@ def test_gantry_holds_the_robot_up_and_pd_alone_does_not(robot, model):
     assert free.state().world_p_pelvis[2] < 0.5  # design.md: tips over within ~1.2 s
 
 
-def test_pd_tracks_an_arm_target(robot, model):
-    sim = Simulator(robot, model, SimConfig())
+def test_pd_tracks_an_arm_target(robot, mj_model):
+    sim = Simulator(robot, mj_model, SimConfig())
     q = robot.default_q.copy()
     q[ARM_INDICES[3]] = 0.5  # left elbow
     for _ in range(100):
@@ -56,10 +46,10 @@ def test_pd_tracks_an_arm_target(robot, model):
     assert abs(sim.state().q[ARM_INDICES[3]] - 0.5) < 0.05
 
 
-def test_lockstep_is_deterministic(robot, model):
+def test_lockstep_is_deterministic(robot, mj_model):
     runs = []
     for _ in range(2):
-        sim = Simulator(robot, model, SimConfig())
+        sim = Simulator(robot, mj_model, SimConfig())
         for k in range(50):
             q = robot.default_q.copy()
             q[ARM_INDICES] += 0.005 * k

@@ -1,13 +1,7 @@
 import numpy as np
-import pytest
 
-from g1_teleop.robot import ARM_INDICES, load_robot
+from g1_teleop.robot import ARM_INDICES
 from g1_teleop.whole_body_target import DefaultPoseHold, WholeBodyTargetBuilder
-
-
-@pytest.fixture(scope="module")
-def robot():
-    return load_robot()
 
 
 def test_arms_start_from_the_measured_pose_and_move_at_most_the_step_limit(robot):
