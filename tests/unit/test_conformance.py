@@ -147,15 +147,15 @@ def test_pinocchio_from_the_official_mjcf(
                                     _pinocchio_poses(model, official_robot, configurations, names))
     assert position <= POSITION_TOL and angle <= ANGLE_TOL
 
-    mj_model = build_pinocchio_model(robot)
+    ours = build_pinocchio_model(robot)
     theirs = build_pinocchio_model(official_robot)
     assert theirs.nq == 29 and tuple(theirs.names[1:]) == robot.joint_names
-    ours_data, theirs_data = mj_model.createData(), theirs.createData()
+    ours_data, theirs_data = ours.createData(), theirs.createData()
     q = configurations[0][2]
-    pin.framesForwardKinematics(mj_model, ours_data, q)
+    pin.framesForwardKinematics(ours, ours_data, q)
     pin.framesForwardKinematics(theirs, theirs_data, q)
     for frame in robot.frames.values():
-        expected = ours_data.oMf[mj_model.getFrameId(frame.name)]
+        expected = ours_data.oMf[ours.getFrameId(frame.name)]
         actual = theirs_data.oMf[theirs.getFrameId(frame.name)]
         assert np.linalg.norm(actual.translation - expected.translation) <= POSITION_TOL
         assert _angle(expected.rotation, actual.rotation) <= ANGLE_TOL
@@ -186,7 +186,7 @@ def test_joints_match_official(official, mj_model, robot) -> None:
     official_ids = official.dof_jntid[theirs.dof_adr]
     our_ids = mj_model.dof_jntid[mine.dof_adr]
     np.testing.assert_array_equal(mj_model.jnt_axis[our_ids], official.jnt_axis[official_ids])
-    # the official MJCF rounds the wrist limits to 5 decimals (1.97222, 1.61443); mj_model are the exact figures
+    # the official MJCF rounds the wrist limits to 5 decimals (1.97222, 1.61443); ours are the exact figures
     np.testing.assert_allclose(mj_model.jnt_range[our_ids], official.jnt_range[official_ids], atol=5e-6)
     np.testing.assert_array_equal(mj_model.actuator_ctrlrange[mine.actuator_id],
                                   official.actuator_ctrlrange[theirs.actuator_id])
