@@ -68,61 +68,19 @@ def run_sim_job(cfg: SimJobConfig, log: Callable[[str], None] = print) -> tuple[
     recorder = Recorder(robot.joint_names, node_name="sim_job_recorder")
     executor = SingleThreadedExecutor()
     executor.add_node(recorder)
-    failure = None
-    start = time.monotonic()
-    sim_start_wall = None
-    last_progress = last_advance = start
-    last_sim_time = -1.0
     log(f"starting {len(nodes)} nodes ({', '.join(n.name for n in nodes)}); "
         f"{'lockstep' if cfg.lockstep else 'real time'}, {cfg.duration_s:g} s of simulated time")
+    start = time.monotonic()
     graph.start()
-    started = False
-    ready_since = None
+    watch = _Watch(cfg, graph, recorder, executor, run_dir / "nodes.log", log)
     try:
-        while True:
-            executor.spin_once(timeout_sec=0.05)
-            now = time.monotonic()
-            if not started:
-                # Start the simulation once every recorded topic has its publisher, so that the
-                # recording begins at t = 0 (a little grace for the data paths to match).
-                missing = recorder.publishers_missing()
-                if not missing and ready_since is None:
-                    ready_since = now
-                if ready_since is not None and now - ready_since > 0.5:
-                    recorder.start_simulation()
-                    started = True
-                elif now - start > cfg.startup_timeout_s:
-                    failure = (f"no publisher for {missing} within {cfg.startup_timeout_s:g} s "
-                               f"(see {run_dir / 'nodes.log'})")
-                    break
-            sim_t = recorder.sim_time_s
-            if sim_t > last_sim_time:
-                last_sim_time, last_advance = sim_t, now
-                if sim_start_wall is None and sim_t > 0:
-                    sim_start_wall = now
-            if sim_t >= cfg.duration_s:
-                break
-            if graph.check():
-                failure = graph.failure
-                break
-            if sim_start_wall is None and now - start > cfg.startup_timeout_s:
-                failure = (f"the simulation did not start within {cfg.startup_timeout_s:g} s "
-                           f"(see {run_dir / 'nodes.log'})")
-                break
-            if sim_start_wall is not None and now - last_advance > cfg.stall_timeout_s:
-                failure = (f"simulated time stopped at {sim_t:.2f} s for {cfg.stall_timeout_s:g} s "
-                           f"(see {run_dir / 'nodes.log'})")
-                break
-            if now - last_progress >= 2.0:
-                last_progress = now
-                rate = sim_t / (now - sim_start_wall) if sim_start_wall else 0.0
-                log(f"  sim {sim_t:6.2f} / {cfg.duration_s:g} s  ({rate:.1f}x real time)")
+        failure = watch.attach_recorder_and_start() or watch.run_until_done()
     except KeyboardInterrupt:
         failure = "interrupted"
     finally:
         alive = graph.alive()
         graph.stop()
-        wall_s = time.monotonic() - (sim_start_wall or start)
+        wall_s = time.monotonic() - (watch.sim_start_wall or start)
         executor.shutdown()
         recording = recorder.recording()
         recorder.destroy_node()
@@ -134,7 +92,7 @@ def run_sim_job(cfg: SimJobConfig, log: Callable[[str], None] = print) -> tuple[
     summary.update({
         "wall_time_s": round(wall_s, 3),
         "realtime_factor": round(summary["sim_time_s"] / wall_s, 3) if wall_s > 0 else None,
-        "startup_s": round((sim_start_wall or time.monotonic()) - start, 3),
+        "startup_s": round((watch.sim_start_wall or time.monotonic()) - start, 3),
         "lockstep": cfg.lockstep,
         "gantry": cfg.gantry,
         "nodes_alive": len(alive),
@@ -148,3 +106,63 @@ def run_sim_job(cfg: SimJobConfig, log: Callable[[str], None] = print) -> tuple[
     if len(recording.state_t):
         plot(recording, ik.end_effector_poses, robot.joint_names, run_dir)
     return run_dir, summary
+
+
+class _Watch:
+    """Drives a running graph through the job's two phases, watching for dead nodes and stalls."""
+
+    def __init__(self, cfg: SimJobConfig, graph: GraphProcesses, recorder, executor, node_log: Path,
+                 log: Callable[[str], None]) -> None:
+        self.cfg, self.graph, self.recorder, self.executor = cfg, graph, recorder, executor
+        self.node_log, self.log = node_log, log
+        self.started_at = time.monotonic()
+        self.sim_start_wall: float | None = None  # wall time at which simulated time first advanced
+
+    def _spin(self) -> str | None:
+        self.executor.spin_once(timeout_sec=0.05)
+        return self.graph.check()
+
+    def attach_recorder_and_start(self) -> str | None:
+        """Release the simulator (sim/start) once every recorded topic has its publisher, plus 0.5 s for
+        the data paths to match, so that the recording starts at t = 0."""
+        ready_since = None
+        while True:
+            if failure := self._spin():
+                return failure
+            now = time.monotonic()
+            missing = self.recorder.publishers_missing()
+            if missing:
+                ready_since = None
+                if now - self.started_at > self.cfg.startup_timeout_s:
+                    return (f"no publisher for {missing} within {self.cfg.startup_timeout_s:g} s "
+                            f"(see {self.node_log})")
+            elif ready_since is None:
+                ready_since = now
+            elif now - ready_since > 0.5:
+                self.recorder.start_simulation()
+                return None
+
+    def run_until_done(self) -> str | None:
+        """Until the recording reaches the duration; report progress every 2 s."""
+        cfg = self.cfg
+        last_progress = last_advance = time.monotonic()
+        last_sim_t = -1.0
+        while True:
+            if failure := self._spin():
+                return failure
+            now, sim_t = time.monotonic(), self.recorder.sim_time_s
+            if sim_t >= cfg.duration_s:
+                return None
+            if sim_t > last_sim_t:
+                last_sim_t, last_advance = sim_t, now
+                if self.sim_start_wall is None and sim_t > 0:
+                    self.sim_start_wall = now
+            if self.sim_start_wall is None and now - self.started_at > cfg.startup_timeout_s:
+                return f"the simulation did not start within {cfg.startup_timeout_s:g} s (see {self.node_log})"
+            if self.sim_start_wall is not None and now - last_advance > cfg.stall_timeout_s:
+                return (f"simulated time stopped at {sim_t:.2f} s for {cfg.stall_timeout_s:g} s "
+                        f"(see {self.node_log})")
+            if now - last_progress >= 2.0:
+                last_progress = now
+                rate = sim_t / (now - self.sim_start_wall) if self.sim_start_wall else 0.0
+                self.log(f"  sim {sim_t:6.2f} / {cfg.duration_s:g} s  ({rate:.1f}x real time)")
