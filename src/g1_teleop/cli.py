@@ -60,7 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
     sim = sub.add_parser("sim", help="run the simulation graph headless on a scenario and write a run directory",
                          description="Run xr_input → retarget → policy → sim_bridge as separate processes, "
                                      "record them, and write summary.json, recording.npz and plots.")
-    sim.add_argument("--duration", type=float, default=20.0, help="simulated seconds (default 20)")
+    sim.add_argument("--duration", type=float, default=None,
+                     help="simulated seconds (default: the scenario's duration, 38 s for the default one)")
     sim.add_argument("--scenario", default="default", help="scenario name in config/scenarios/ or a YAML path")
     sim.add_argument("--out", type=Path, default=None, help="run directory (default runs/sim-DATE-TIME)")
     sim.add_argument("--model", default="", help="robot model file (URDF or MJCF) instead of the project's")

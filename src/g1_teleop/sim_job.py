@@ -6,6 +6,7 @@ collects the topics. The run directory holds summary.json, recording.npz, nodes.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import time
@@ -25,7 +26,7 @@ from g1_teleop.scenario import Scenario
 
 @dataclass(frozen=True)
 class SimJobConfig:
-    duration_s: float = 20.0
+    duration_s: float | None = None  # None: the scenario's duration
     scenario: str = "default"
     out_dir: Path | None = None  # None: runs/sim-<date>-<time> in the working directory
     model: str = ""
@@ -36,7 +37,7 @@ class SimJobConfig:
     stall_timeout_s: float = 30.0  # wall seconds without simulated time advancing
 
     def __post_init__(self) -> None:
-        if not self.duration_s > 0:
+        if self.duration_s is not None and not self.duration_s > 0:
             raise ValueError(f"--duration must be positive, got {self.duration_s}")
 
 
@@ -49,7 +50,8 @@ def run_sim_job(cfg: SimJobConfig, log: Callable[[str], None] = print) -> tuple[
     run_dir = cfg.out_dir or Path("runs") / datetime.now().strftime("sim-%Y%m%d-%H%M%S")
     run_dir.mkdir(parents=True, exist_ok=True)
     robot = load_robot(model=cfg.model or None)
-    Scenario.load(scenario_path(cfg.scenario))  # a bad scenario fails here, before any process starts
+    scenario = Scenario.load(scenario_path(cfg.scenario))  # a bad scenario fails here, before any process starts
+    cfg = dataclasses.replace(cfg, duration_s=cfg.duration_s or scenario.duration)
     nodes = load_graph("sim").resolve({
         "scenario": cfg.scenario, "model": cfg.model, "lockstep": str(cfg.lockstep).lower(),
         "gantry": str(cfg.gantry).lower(), "viewer": str(cfg.viewer).lower(), "wait_for_start": "true",
