@@ -184,7 +184,10 @@ class SimBridge(Node):
             Freshness.HOLD: f"no joint_command for {self.cfg.command_hold_after_s} s: holding the last target",
             Freshness.DAMP: f"no joint_command for {self.cfg.command_damp_after_s} s: damping only",
         }[freshness]
-        (self.get_logger().info if level == DiagnosticStatus.OK else self.get_logger().warning)(text)
+        if level == DiagnosticStatus.OK:  # one severity per call site (rclpy requires it)
+            self.get_logger().info(text)
+        else:
+            self.get_logger().warning(text)
         self.diagnostics.set(level, text)
 
     # -- output -----------------------------------------------------------------------------------
