@@ -81,3 +81,19 @@ def test_the_model_parameter_points_the_whole_graph_at_the_official_model(ros_do
     assert Path(summary["model"]).resolve() == OFFICIAL_MODEL.resolve()
     assert summary["nodes_alive"] == 4 and not summary["fell"]
     assert summary["left_wrist_err_p95_m"] < 0.02 and summary["right_wrist_err_p95_m"] < 0.02
+
+
+def test_sim_job_in_real_time(ros_domain, tmp_path, fk):
+    out = tmp_path / "run"
+    proc = subprocess.run(
+        [sys.executable, "-m", "g1_teleop.cli", "sim", "--duration", "5", "--realtime", "--out", str(out)],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["lockstep"] is False and summary["nodes_alive"] == 4 and not summary["fell"]
+    assert 0.5 < summary["realtime_factor"] < 1.2, summary  # follows the wall clock (a loaded machine lags)
+    rec = Recording.load(out / "recording.npz")
+    failures = (check_recorded(rec, min_sim_time_s=5.0) + check_wrist_tracking(rec, fk, max_p95_m=0.02, settle_s=1.0)
+                + check_arm_slew(rec, max_step_rad=0.01))
+    assert not failures, "\n".join(failures)
