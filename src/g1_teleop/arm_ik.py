@@ -220,6 +220,46 @@ class DualArmIK:
         q_arm = np.clip(self._filter.update(q_arm), self.q_lower, self.q_upper) if ok else measured_arm
         return ArmIKResult(q_arm, self._gravity(q, q_arm), ok, solution.pos_err, solution.rot_err, iterations)
 
+    def differential_step(
+        self,
+        q_body: np.ndarray,
+        left_twist: np.ndarray,
+        right_twist: np.ndarray,
+        dt: float,
+        damping: float = 0.05,
+        rotation_weight: float = 1.0,
+        max_joint_speed: float = np.inf,
+    ) -> np.ndarray:
+        """Arm joints (14,) after moving each end effector with a twist for ``dt`` seconds.
+
+        Damped least squares per arm: q̇ = J̃ᵀ(J̃J̃ᵀ + λ²I)⁻¹W ẋ with ẋ = (v [m/s], ω [rad/s]) of left_ee /
+        right_ee in pelvis axes, J̃ = W J, W = diag(1, 1, 1, w, w, w) (w = ``rotation_weight``: below 1 the
+        orientation yields first where the arm cannot do both) and λ = ``damping``: near singularities and
+        at the edge of the workspace the hand lags instead of the joints whipping. q̇ is scaled down as a
+        whole to at most ``max_joint_speed`` rad/s. q_body: body joints (DDS order, rad) the step starts
+        from. The result stays inside the joint bounds.
+        """
+        q = self._full_q(np.asarray(q_body, dtype=float))
+        pin.computeJointJacobians(self._model, self._data, q)
+        weights = np.array([1.0, 1.0, 1.0] + [rotation_weight] * 3)
+        q_arm = np.asarray(q_body, dtype=float)[self.arm_indices].copy()
+        for arm, (frame_id, twist) in enumerate(zip(self._frame_ids, (left_twist, right_twist), strict=True)):
+            twist = np.asarray(twist, dtype=float)
+            if twist.shape != (6,) or not np.all(np.isfinite(twist)):
+                raise ValueError(f"DualArmIK.differential_step: twists must be 6 finite values, got {twist}")
+            pin.updateFramePlacement(self._model, self._data, frame_id)
+            J = pin.getFrameJacobian(self._model, self._data, frame_id, pin.LOCAL_WORLD_ALIGNED)
+            J = weights[:, None] * J[:, self._chain_v[arm]]
+            q_dot = J.T @ np.linalg.solve(J @ J.T + damping**2 * np.eye(6), weights * twist)
+            q_dot *= min(1.0, max_joint_speed / max(float(np.abs(q_dot).max()), 1e-12))
+            q_arm[self._columns[arm]] += q_dot * dt
+        return np.clip(q_arm, self.q_lower, self.q_upper)
+
+    def gravity_torques(self, q_body: np.ndarray) -> np.ndarray:
+        """Gravity feed-forward (14,) N·m of the arm joints at body joints ``q_body`` (DDS order)."""
+        q_body = np.asarray(q_body, dtype=float)
+        return self._gravity(self._full_q(q_body), q_body[self.arm_indices])
+
     def _full_q(self, q_body: np.ndarray) -> np.ndarray:
         if q_body.shape != (self._n_body,):
             raise ValueError(f"DualArmIK: expected {self._n_body} body joint positions, got {q_body.shape}")

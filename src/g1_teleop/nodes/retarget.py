@@ -1,10 +1,12 @@
-"""retarget: dual-arm IK from the operator's wrist poses to the 14 arm joints.
+"""retarget: the operator's hands → the 14 arm joints.
 
-Subscribes xr/left_wrist, xr/right_wrist (geometry_msgs/PoseStamped, pelvis frame, the left_ee /
-right_ee targets) and joint_states (the warm start and the locked pose of the rest of the body).
+mode "pose": dual-arm IK from xr/left_wrist, xr/right_wrist (geometry_msgs/PoseStamped, pelvis frame, the
+left_ee / right_ee targets), warm-started from joint_states (which also locks the rest of the body).
+mode "gamepad": joy (sensor_msgs/Joy) → a velocity of each hand → damped-least-squares differential IK,
+one step per joint_states sample, for operators without a headset.
 Publishes teleop/arm_target (sensor_msgs/JointState: 14 named arm joints, position = target, effort =
-gravity feed-forward), stamped with the operator sample it came from. Lockstep: one answer per control
-period, computed once the wrists and the joint state of that period are in.
+gravity feed-forward), stamped with the operator sample it came from (gamepad: the joint state's).
+Lockstep: one answer per control period, once that period's inputs are in.
 """
 
 from __future__ import annotations
@@ -17,9 +19,10 @@ from geometry_msgs.msg import PoseStamped
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from scipy.spatial.transform import Rotation
-from sensor_msgs.msg import JointState
+from sensor_msgs.msg import JointState, Joy
 
 from g1_teleop.arm_ik import ArmIKConfig, DualArmIK
+from g1_teleop.gamepad import GamepadArmTeleop, GamepadMapping
 from g1_teleop.joint_vector import JointIndex, MalformedJointMessage
 from g1_teleop.nodes.common import (
     QOS_COMMAND,
@@ -47,6 +50,22 @@ class RetargetConfig:
     rotation_weight: float = ArmIKConfig.rotation_weight
     posture_weight: float = ArmIKConfig.posture_weight
     measured_weight: float = ArmIKConfig.measured_weight
+    mode: str = "pose"  # pose (headset or scenario wrist poses) | gamepad (joy → hand velocities)
+    gamepad_axes: tuple[int, ...] = (1, 0, 4, 3)  # left forward, left side, right forward, right side
+    gamepad_up_buttons: tuple[int, ...] = (4, 5)  # held: the side's forward axis moves the hand up
+    gamepad_speed_m_s: float = 0.15
+    gamepad_deadzone: float = 0.1
+    gamepad_damping: float = 0.05  # λ of the damped least squares
+    gamepad_max_joint_speed: float = 2.0  # rad/s
+    joy_timeout_s: float = 0.5  # older joy input counts as sticks released
+
+    def gamepad_mapping(self) -> GamepadMapping:
+        if len(self.gamepad_axes) != 4 or len(self.gamepad_up_buttons) != 2:
+            raise ValueError("gamepad_axes needs 4 indices and gamepad_up_buttons 2")
+        lf, ls, rf, rs = self.gamepad_axes
+        return GamepadMapping(left_forward_axis=lf, left_side_axis=ls, left_up_button=self.gamepad_up_buttons[0],
+                              right_forward_axis=rf, right_side_axis=rs, right_up_button=self.gamepad_up_buttons[1],
+                              speed_m_s=self.gamepad_speed_m_s, deadzone=self.gamepad_deadzone)
 
     def ik_config(self) -> ArmIKConfig:
         return ArmIKConfig(position_weight=self.position_weight, rotation_weight=self.rotation_weight,
@@ -54,8 +73,12 @@ class RetargetConfig:
 
     def __post_init__(self) -> None:
         self.ik_config()
-        if self.sync_timeout_s <= 0:
-            raise ValueError("sync_timeout_s must be positive")
+        self.gamepad_mapping()
+        if self.mode not in ("pose", "gamepad"):
+            raise ValueError(f"mode must be pose or gamepad, got {self.mode!r}")
+        for name in ("sync_timeout_s", "joy_timeout_s", "gamepad_damping", "gamepad_max_joint_speed"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
 
 
 def pose_to_matrix(msg: PoseStamped) -> np.ndarray:
@@ -86,13 +109,19 @@ class Retarget(Node):
         self.waiting_since: float | None = None
         self.solves = self.failures = 0
         self.pub = self.create_publisher(JointState, "teleop/arm_target", QOS_COMMAND)
-        self.create_subscription(PoseStamped, "xr/left_wrist", lambda m: self.on_wrist("left", m), QOS_SENSOR)
-        self.create_subscription(PoseStamped, "xr/right_wrist", lambda m: self.on_wrist("right", m), QOS_SENSOR)
+        if cfg.mode == "pose":
+            self.create_subscription(PoseStamped, "xr/left_wrist", lambda m: self.on_wrist("left", m), QOS_SENSOR)
+            self.create_subscription(PoseStamped, "xr/right_wrist", lambda m: self.on_wrist("right", m), QOS_SENSOR)
+        else:
+            self.gamepad = GamepadArmTeleop(self.ik, cfg.gamepad_mapping(), damping=cfg.gamepad_damping,
+                                            max_joint_speed=cfg.gamepad_max_joint_speed)
+            self.joy: tuple[float, list[float], list[int]] | None = None  # (received, axes, buttons)
+            self.create_subscription(Joy, "joy", self.on_joy, QOS_SENSOR)
         self.create_subscription(JointState, "joint_states", self.on_joint_states, QOS_STATE)
         self.diagnostics = Diagnostics(self, lambda: {"solves": self.solves, "ik_failures": self.failures})
         if cfg.lockstep:
             self.create_timer(0.05, self.on_sync_timeout, clock=Clock(clock_type=ClockType.STEADY_TIME))
-        self.get_logger().info(f"dual-arm IK ready on {len(self.ik.arm_joint_names)} arm joints")
+        self.get_logger().info(f"dual-arm IK ready on {len(self.ik.arm_joint_names)} arm joints, mode {cfg.mode}")
 
     def on_wrist(self, side: str, msg: PoseStamped) -> None:
         try:
@@ -113,10 +142,28 @@ class Retarget(Node):
         if self.cfg.lockstep and self.last_output is not None and stamp == stamp_ns(self.last_output.header.stamp):
             self.pub.publish(self.last_output)  # the simulator re-published this period: same answer
             return
+        if self.cfg.mode == "gamepad":
+            self.gamepad_step(stamp, vec.position)
+            return
         if stamp != self.inputs.stamp("joints"):
             self.waiting_since = time.monotonic()
         self.inputs.put("joints", stamp, vec.position)
         self.try_solve()
+
+    def on_joy(self, msg: Joy) -> None:
+        self.joy = (time.monotonic(), list(msg.axes), list(msg.buttons))
+
+    def gamepad_step(self, stamp: int, q_measured: np.ndarray) -> None:
+        """Move the hands by the sticks over the time since the last joint state (released when stale)."""
+        previous = self.inputs.stamp("joints")
+        self.inputs.put("joints", stamp, q_measured)
+        dt = min(max((stamp - previous) / 1e9, 0.0), 0.1) if previous >= 0 else 0.0
+        fresh = self.joy is not None and time.monotonic() - self.joy[0] <= self.cfg.joy_timeout_s
+        axes, buttons = self.joy[1:] if fresh else ([], [])
+        q_arm = self.gamepad.step(q_measured, axes, buttons, dt)
+        q_body = q_measured.copy()
+        q_body[self.ik.arm_indices] = q_arm
+        self.publish(q_arm, self.ik.gravity_torques(q_body), stamp)
 
     def try_solve(self) -> None:
         left, right = self.inputs.stamp("left"), self.inputs.stamp("right")
@@ -142,9 +189,11 @@ class Retarget(Node):
         if not result.ok:
             self.failures += 1
             self.warn("ik", "IK failed (unusable target or no convergence): holding the measured arm joints")
-        msg = JointState(name=list(self.ik.arm_joint_names), position=result.q_arm.tolist(),
-                         effort=result.tau_ff.tolist())
-        msg.header.stamp = to_stamp(max(self.inputs.stamp("left"), self.inputs.stamp("right")))
+        self.publish(result.q_arm, result.tau_ff, max(self.inputs.stamp("left"), self.inputs.stamp("right")))
+
+    def publish(self, q_arm: np.ndarray, tau_ff: np.ndarray, stamp: int) -> None:
+        msg = JointState(name=list(self.ik.arm_joint_names), position=q_arm.tolist(), effort=tau_ff.tolist())
+        msg.header.stamp = to_stamp(stamp)
         msg.header.frame_id = "pelvis"
         self.pub.publish(msg)
         self.last_output = msg
