@@ -9,6 +9,16 @@ headset's data goes through:
 3. translation only, head-relative: p(W') −= p(H) (the head rotation is not removed);
 4. shift to the IK frame (the pelvis): p(W') += IK_ORIGIN_IN_HEAD_FRAME.
 
+Steps 3–4 make the arms follow the head: turning the head moves the eyes about the neck, and the
+targets with them. With a ``BodyReference`` the wrists are instead taken relative to a body-fixed
+frame: the neck pivot under the head (so turning the head does not move the targets and walking
+carries the frame along) with the operator's heading captured at calibration (so the operator need not
+face the headset's forward axis). At the neutral posture, facing that heading, both give the same
+targets.
+
+Hand landmarks (25 per hand, WebXR joint order) go into the Unitree hand frame with
+``hand_points_in_wrist``.
+
 Poses that fail the validity test are replaced by fixed fallback poses before step 1, and an invalid
 wrist skips step 2. ``robot_to_openxr`` is the exact inverse for valid poses: it builds what a headset
 would report for given pelvis-frame wrist targets and a head pose.
@@ -31,6 +41,13 @@ RIGHT_WRIST_CONVENTION = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, -1.0,
 
 IK_ORIGIN_IN_HEAD_FRAME = np.array([0.15, 0.0, 0.45])
 """Added to head-relative wrist positions (robot basis, m) to express them in the pelvis/IK frame."""
+
+HEAD_IN_NECK = np.array([0.08, 0.0, 0.11])
+"""The head pose's origin (between the eyes) seen from the neck pivot, head axes, robot basis (m): a
+typical adult figure. Used by BodyReference only."""
+
+HAND_KEYPOINT_CONVENTION = np.array([[0.0, 0.0, 1.0], [-1.0, 0.0, 0.0], [0.0, -1.0, 0.0]])
+"""C_hand, left-multiplied on wrist-frame landmark positions to give the Unitree hand frame (§7.1)."""
 
 VALIDITY_DETERMINANT = 1e-6
 """A pose matrix is valid when its determinant is finite and larger than this in magnitude (televuer)."""
@@ -87,6 +104,61 @@ class RobotPoses:
     right_valid: bool = True
 
 
+@dataclass(frozen=True)
+class BodyReference:
+    """A body-fixed reference for the wrists: the neck pivot, with a heading fixed at calibration.
+
+    world_R_heading: rotation about z (robot basis) of the operator's forward direction.
+    """
+
+    world_R_heading: np.ndarray
+
+    @classmethod
+    def calibrate(cls, world_T_head: np.ndarray) -> BodyReference:
+        """Take the heading from the head's forward axis (its x axis, robot basis) projected on the floor."""
+        forward = np.asarray(world_T_head, dtype=float)[:3, 0]
+        if np.hypot(forward[0], forward[1]) < 1e-3:
+            raise ValueError("cannot calibrate the body heading while the head looks straight up or down")
+        yaw = np.arctan2(forward[1], forward[0])
+        c, s = np.cos(yaw), np.sin(yaw)
+        return cls(np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]]))
+
+
+def ik_T_world(world_T_head: np.ndarray, body: BodyReference | None = None) -> np.ndarray:
+    """The transform that takes wrist poses in the headset world (robot basis) to the pelvis/IK frame.
+
+    Head-relative (body None, OpenWBT/televuer): a translation by IK_ORIGIN_IN_HEAD_FRAME − p(head).
+    Body-relative: into the body frame at the neck pivot, then the same origin shift as seen from the pivot.
+    """
+    world_T_head = np.asarray(world_T_head, dtype=float)
+    ik_T = np.eye(4)
+    if body is None:
+        ik_T[:3, 3] = IK_ORIGIN_IN_HEAD_FRAME - world_T_head[:3, 3]
+        return ik_T
+    world_p_pivot = world_T_head[:3, 3] - world_T_head[:3, :3] @ HEAD_IN_NECK
+    heading_R_world = body.world_R_heading.T
+    ik_T[:3, :3] = heading_R_world
+    ik_T[:3, 3] = IK_ORIGIN_IN_HEAD_FRAME - HEAD_IN_NECK - heading_R_world @ world_p_pivot
+    return ik_T
+
+
+def hand_points_in_wrist(xr_T_wrist: np.ndarray, xr_points: np.ndarray) -> np.ndarray:
+    """Hand landmarks (N, 3) in the headset world (OpenXR basis, m) → the Unitree hand frame (N, 3).
+
+    P_robot = basis change of the points; P_wrist = W⁻¹·P_robot with the wrist pose W in the robot basis
+    *before* the wrist convention; then C_hand·P_wrist (§7.2). An invalid wrist gives zeros (televuer).
+    """
+    points = np.asarray(xr_points, dtype=float)
+    if points.ndim != 2 or points.shape[1] != 3:
+        raise ValueError(f"hand landmarks must have shape (N, 3), got {points.shape}")
+    if not is_valid_pose(xr_T_wrist):
+        return np.zeros_like(points)
+    world_T_wrist = _to_robot_basis(np.asarray(xr_T_wrist, dtype=float))
+    world_points = points @ ROBOT_R_OPENXR.T
+    wrist_points = (world_points - world_T_wrist[:3, 3]) @ world_T_wrist[:3, :3]
+    return wrist_points @ HAND_KEYPOINT_CONVENTION.T
+
+
 def is_valid_pose(M: np.ndarray) -> bool:
     """televuer's validity test for a reported 4x4 pose: finite determinant larger than 1e-6 in magnitude."""
     with np.errstate(invalid="ignore"):
@@ -94,14 +166,16 @@ def is_valid_pose(M: np.ndarray) -> bool:
     return bool(np.isfinite(det) and abs(det) > VALIDITY_DETERMINANT)
 
 
-def openxr_to_robot(xr: XrPoses, hand_tracking: bool = True) -> RobotPoses:
+def openxr_to_robot(xr: XrPoses, hand_tracking: bool = True, body: BodyReference | None = None) -> RobotPoses:
     """Headset poses → head pose and pelvis-frame wrist targets (§7.2).
 
     hand_tracking: True for OpenXR hand-joint wrists (the wrist convention is applied), False for
-    controller poses (already in the Unitree wrist convention).
+    controller poses (already in the Unitree wrist convention). body: wrists relative to this body-fixed
+    reference instead of the head (see the module docstring).
     """
     head_valid, xr_T_head = _valid_or(xr.xr_T_head, FALLBACK_HEAD_OPENXR)
     world_T_head = _to_robot_basis(xr_T_head)
+    ik_T = ik_T_world(world_T_head, body)
     wrists = []
     flags = []
     for reported, fallback, convention in (
@@ -112,8 +186,7 @@ def openxr_to_robot(xr: XrPoses, hand_tracking: bool = True) -> RobotPoses:
         world_T_wrist = _to_robot_basis(xr_T_wrist)
         if valid and hand_tracking:
             world_T_wrist[:3, :3] = world_T_wrist[:3, :3] @ convention
-        world_T_wrist[:3, 3] += IK_ORIGIN_IN_HEAD_FRAME - world_T_head[:3, 3]
-        wrists.append(world_T_wrist)
+        wrists.append(ik_T @ world_T_wrist)
         flags.append(valid)
     return RobotPoses(world_T_head, wrists[0], wrists[1], head_valid, flags[0], flags[1])
 
@@ -123,17 +196,18 @@ def robot_to_openxr(
     pelvis_T_left_wrist: np.ndarray,
     pelvis_T_right_wrist: np.ndarray,
     hand_tracking: bool = True,
+    body: BodyReference | None = None,
 ) -> XrPoses:
     """The poses a headset would report for this head pose (robot basis) and these pelvis-frame wrist
-    targets; ``openxr_to_robot`` of the result gives the inputs back. hand_tracking as in openxr_to_robot."""
+    targets; ``openxr_to_robot`` of the result (same hand_tracking and body) gives the inputs back."""
     world_T_head = np.asarray(world_T_head, dtype=float)
+    world_T_ik = np.linalg.inv(ik_T_world(world_T_head, body))
     xr_wrists = []
     for pelvis_T_wrist, convention in (
         (pelvis_T_left_wrist, LEFT_WRIST_CONVENTION),
         (pelvis_T_right_wrist, RIGHT_WRIST_CONVENTION),
     ):
-        world_T_wrist = np.array(pelvis_T_wrist, dtype=float)
-        world_T_wrist[:3, 3] += world_T_head[:3, 3] - IK_ORIGIN_IN_HEAD_FRAME
+        world_T_wrist = world_T_ik @ np.asarray(pelvis_T_wrist, dtype=float)
         if hand_tracking:
             world_T_wrist[:3, :3] = world_T_wrist[:3, :3] @ convention.T
         xr_wrists.append(_to_openxr_basis(world_T_wrist))

@@ -8,11 +8,14 @@ import pytest
 
 from g1_teleop.xr_frames import (
     DEFAULT_WORLD_T_HEAD,
+    HEAD_IN_NECK,
     IK_ORIGIN_IN_HEAD_FRAME,
     LEFT_WRIST_CONVENTION,
     RIGHT_WRIST_CONVENTION,
     ROBOT_R_OPENXR,
+    BodyReference,
     XrPoses,
+    hand_points_in_wrist,
     is_valid_pose,
     openxr_to_robot,
     robot_to_openxr,
@@ -161,3 +164,109 @@ def test_headset_poses_of_robot_targets_are_in_the_openxr_basis() -> None:
     assert xr.xr_T_head == pytest.approx(pose(np.eye(3), (0, 1.6, 0)))
     assert xr.xr_T_left_wrist == pytest.approx(pose(np.eye(3), (-0.2, 1.2, -0.4)))
     np.testing.assert_array_equal(IK_ORIGIN_IN_HEAD_FRAME, [0.15, 0.0, 0.45])
+
+
+# -- hand landmarks -------------------------------------------------------------------------------
+
+def test_hand_points_go_into_the_unitree_hand_frame():
+    # Identity wrist at (0.1, 1.0, −0.3) (OpenXR); a fingertip 10 cm ahead of it along −z_xr (forward).
+    xr_T_wrist = pose(np.eye(3), (0.1, 1.0, -0.3))
+    points = np.array([[0.1, 1.0, -0.3], [0.1, 1.0, -0.4], [0.1, 1.1, -0.3]])
+    # Robot basis: the fingertip is 0.1 m along +x of the wrist, the third point 0.1 m along +z (up).
+    # C_hand = rows [0 0 1; −1 0 0; 0 −1 0]: +x → (0, −0.1, 0) (y: middle→wrist), +z → (0.1, 0, 0).
+    np.testing.assert_allclose(
+        hand_points_in_wrist(xr_T_wrist, points), [[0, 0, 0], [0, -0.1, 0], [0.1, 0, 0]], atol=1e-12
+    )
+
+
+def test_hand_points_follow_the_wrist_rotation_and_vanish_with_an_invalid_wrist():
+    rng = np.random.default_rng(3)
+    R = random_rotation(rng)
+    xr_T_wrist = pose(R, (0.2, 1.1, -0.4))
+    local = rng.normal(size=(25, 3)) * 0.05  # landmarks in the wrist's own OpenXR axes
+    points = local @ R.T + xr_T_wrist[:3, 3]
+    # Rotating wrist and landmarks together changes nothing in the hand frame.
+    expected = hand_points_in_wrist(pose(np.eye(3), (0, 0, 0)), local)
+    np.testing.assert_allclose(hand_points_in_wrist(xr_T_wrist, points), expected, atol=1e-12)
+    assert not np.any(hand_points_in_wrist(np.zeros((4, 4)), points))
+
+
+# -- body-fixed reference ----------------------------------------------------------------------------
+
+def head_about_neck(world_T_head0: np.ndarray, R: np.ndarray) -> np.ndarray:
+    """The head pose after turning by R about the neck pivot (robot basis)."""
+    pivot = world_T_head0[:3, 3] - world_T_head0[:3, :3] @ HEAD_IN_NECK
+    turned = world_T_head0.copy()
+    turned[:3, :3] = R @ world_T_head0[:3, :3]
+    turned[:3, 3] = pivot + turned[:3, :3] @ HEAD_IN_NECK
+    return turned
+
+
+def xr(world_T_head, left, right) -> XrPoses:
+    """Headset report for head and wrists given in the robot basis (controllers: no wrist convention)."""
+    to_xr = np.eye(4)
+    to_xr[:3, :3] = ROBOT_R_OPENXR.T
+    return XrPoses(to_xr @ world_T_head @ to_xr.T, to_xr @ left @ to_xr.T, to_xr @ right @ to_xr.T)
+
+
+WORLD_T_LEFT = pose(rot_x(0.3), (0.55, 0.2, 1.1))
+WORLD_T_RIGHT = pose(rot_y(-0.2), (0.5, -0.25, 1.2))
+
+
+def test_body_reference_equals_head_mode_at_the_neutral_posture():
+    body = BodyReference.calibrate(DEFAULT_WORLD_T_HEAD)
+    report = xr(DEFAULT_WORLD_T_HEAD, WORLD_T_LEFT, WORLD_T_RIGHT)
+    head_mode = openxr_to_robot(report, hand_tracking=False)
+    body_mode = openxr_to_robot(report, hand_tracking=False, body=body)
+    np.testing.assert_allclose(body_mode.pelvis_T_left_wrist, head_mode.pelvis_T_left_wrist, atol=1e-12)
+    np.testing.assert_allclose(body_mode.pelvis_T_right_wrist, head_mode.pelvis_T_right_wrist, atol=1e-12)
+
+
+def test_turning_the_head_moves_head_mode_targets_but_not_body_mode_ones():
+    body = BodyReference.calibrate(DEFAULT_WORLD_T_HEAD)
+    turned = head_about_neck(DEFAULT_WORLD_T_HEAD, rot_y(0.4) @ np.array(
+        [[np.cos(0.6), -np.sin(0.6), 0], [np.sin(0.6), np.cos(0.6), 0], [0, 0, 1]]))  # look down-left
+    before = xr(DEFAULT_WORLD_T_HEAD, WORLD_T_LEFT, WORLD_T_RIGHT)
+    after = xr(turned, WORLD_T_LEFT, WORLD_T_RIGHT)
+    moved = (openxr_to_robot(after, hand_tracking=False).pelvis_T_left_wrist
+             - openxr_to_robot(before, hand_tracking=False).pelvis_T_left_wrist)
+    assert np.linalg.norm(moved[:3, 3]) > 0.03  # the head-relative targets follow the head
+    np.testing.assert_allclose(openxr_to_robot(after, False, body).pelvis_T_left_wrist,
+                               openxr_to_robot(before, False, body).pelvis_T_left_wrist, atol=1e-12)
+
+
+def test_walking_carries_the_body_frame_along():
+    body = BodyReference.calibrate(DEFAULT_WORLD_T_HEAD)
+    step = pose(np.eye(3), (0.7, -0.3, 0.0))  # the operator walked; hands kept in front of the body
+    before = openxr_to_robot(xr(DEFAULT_WORLD_T_HEAD, WORLD_T_LEFT, WORLD_T_RIGHT), False, body)
+    after = openxr_to_robot(xr(step @ DEFAULT_WORLD_T_HEAD, step @ WORLD_T_LEFT, step @ WORLD_T_RIGHT), False, body)
+    np.testing.assert_allclose(after.pelvis_T_right_wrist, before.pelvis_T_right_wrist, atol=1e-12)
+
+
+def test_calibrated_heading_makes_the_operators_forward_the_robots_forward():
+    yaw = np.pi / 2  # the operator faces the headset world's +y (robot basis) at calibration
+    Rz = np.array([[np.cos(yaw), -np.sin(yaw), 0], [np.sin(yaw), np.cos(yaw), 0], [0, 0, 1]])
+    head = pose(Rz, (0.0, 0.0, 1.5))
+    body = BodyReference.calibrate(head)
+    ahead = pose(Rz, (0.0, 0.4, 1.5 - 0.11))  # a hand 0.4 m in front of the head, at neck-pivot height
+    targets = openxr_to_robot(xr(head, ahead, ahead), hand_tracking=False, body=body)
+    # Neck pivot = (0, 0, 1.5) − Rz·(0.08, 0, 0.11) = (0, −0.08, 1.39): the hand is 0.48 m ahead of it, in
+    # the operator's heading. Plus IK_ORIGIN_IN_HEAD_FRAME − HEAD_IN_NECK = (0.07, 0, 0.34):
+    np.testing.assert_allclose(targets.pelvis_T_left_wrist[:3, 3], [0.55, 0.0, 0.34], atol=1e-12)
+    np.testing.assert_allclose(targets.pelvis_T_left_wrist[:3, :3], np.eye(3), atol=1e-12)
+
+
+def test_body_mode_round_trip():
+    rng = np.random.default_rng(11)
+    head = pose(random_rotation(rng), (0.1, -0.2, 1.6))
+    body = BodyReference.calibrate(pose(np.eye(3), (0, 0, 1.5)))
+    left, right = pose(random_rotation(rng), (0.3, 0.2, 0.1)), pose(random_rotation(rng), (0.35, -0.2, 0.0))
+    for hand_tracking in (True, False):
+        back = openxr_to_robot(robot_to_openxr(head, left, right, hand_tracking, body), hand_tracking, body)
+        np.testing.assert_allclose(back.pelvis_T_left_wrist, left, atol=1e-9)
+        np.testing.assert_allclose(back.pelvis_T_right_wrist, right, atol=1e-9)
+
+
+def test_body_calibration_needs_a_heading():
+    with pytest.raises(ValueError, match="straight up or down"):
+        BodyReference.calibrate(pose(rot_y(np.pi / 2), (0, 0, 1.5)))

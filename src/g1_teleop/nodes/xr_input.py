@@ -21,7 +21,7 @@ from sensor_msgs.msg import Joy
 from g1_teleop.nodes.common import QOS_SENSOR, QOS_STATE, Diagnostics, declare_config, run, stamp_ns, to_stamp
 from g1_teleop.paths import scenario_path
 from g1_teleop.scenario import Scenario
-from g1_teleop.xr_frames import openxr_to_robot, robot_to_openxr
+from g1_teleop.xr_frames import BodyReference, openxr_to_robot, robot_to_openxr
 
 SOURCES = ("scenario",)
 
@@ -32,12 +32,17 @@ class XrInputConfig:
     scenario: str = "default"  # a name in config/scenarios/ or a YAML path
     rate_hz: float = 0.0  # 0: the scenario's device rate
     lockstep: bool = True
+    # head: wrists relative to the head position (OpenWBT/televuer); body: relative to a body-fixed frame
+    # (the neck pivot, heading calibrated on the first sample), so turning the head does not move the arms.
+    wrist_reference: str = "head"
 
     def __post_init__(self) -> None:
         if self.source not in SOURCES:
             raise ValueError(f"source {self.source!r} is not one of {SOURCES}")
         if self.rate_hz < 0:
             raise ValueError(f"rate_hz must be >= 0, got {self.rate_hz}")
+        if self.wrist_reference not in ("head", "body"):
+            raise ValueError(f"wrist_reference must be head or body, got {self.wrist_reference!r}")
 
 
 def pose_msg(T: np.ndarray, stamp_ns_: int, frame_id: str) -> PoseStamped:
@@ -60,6 +65,7 @@ class XrInput(Node):
         self.pub_joy = self.create_publisher(Joy, "joy", QOS_SENSOR)
         self.samples = 0
         self.start_ns: int | None = None
+        self.body: BodyReference | None = None
         self.last_stamp_ns = -1
         self.diagnostics = Diagnostics(self, lambda: {"source": cfg.source, "samples": self.samples})
         if cfg.lockstep:
@@ -81,8 +87,11 @@ class XrInput(Node):
         if self.start_ns is None:
             self.start_ns = now_ns
         sample = self.scenario.sample((now_ns - self.start_ns) / 1e9)
-        headset = robot_to_openxr(sample.world_T_head, sample.pelvis_T_left_wrist, sample.pelvis_T_right_wrist)
-        robot = openxr_to_robot(headset)
+        if self.cfg.wrist_reference == "body" and self.body is None:
+            self.body = BodyReference.calibrate(sample.world_T_head)
+        headset = robot_to_openxr(sample.world_T_head, sample.pelvis_T_left_wrist, sample.pelvis_T_right_wrist,
+                                  body=self.body)
+        robot = openxr_to_robot(headset, body=self.body)
         self.pub_head.publish(pose_msg(robot.world_T_head, now_ns, "xr_world"))
         self.pub_left.publish(pose_msg(robot.pelvis_T_left_wrist, now_ns, "pelvis"))
         self.pub_right.publish(pose_msg(robot.pelvis_T_right_wrist, now_ns, "pelvis"))
