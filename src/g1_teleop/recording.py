@@ -24,6 +24,8 @@ class Recording:
     command_t: np.ndarray = field(default_factory=lambda: np.zeros(0))
     command_q: np.ndarray = field(default_factory=lambda: _empty(29))
     command_tau: np.ndarray = field(default_factory=lambda: _empty(29))
+    arm_target_t: np.ndarray = field(default_factory=lambda: np.zeros(0))  # operator sample stamp
+    arm_target_q: np.ndarray = field(default_factory=lambda: _empty(14))  # IK output, DDS arm order
     wrist_t: np.ndarray = field(default_factory=lambda: np.zeros(0))
     wrist_left: np.ndarray = field(default_factory=lambda: _empty(3))
     wrist_right: np.ndarray = field(default_factory=lambda: _empty(3))

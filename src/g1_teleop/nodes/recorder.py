@@ -16,6 +16,7 @@ from std_msgs.msg import Empty
 from g1_teleop.joint_vector import JointIndex, MalformedJointMessage
 from g1_teleop.nodes.common import stamp_ns
 from g1_teleop.recording import Recording, RecordingBuffer
+from g1_teleop.robot import ARM_INDICES
 
 _RELIABLE = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=200, reliability=ReliabilityPolicy.RELIABLE)
 _BEST_EFFORT = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=200, reliability=ReliabilityPolicy.BEST_EFFORT)
@@ -25,6 +26,7 @@ class Recorder(Node):
     def __init__(self, joint_names: tuple[str, ...], node_name: str = "recorder") -> None:
         super().__init__(node_name)
         self.joints = JointIndex(joint_names)
+        self.arm_joints = JointIndex([joint_names[i] for i in ARM_INDICES])
         self.buffer = RecordingBuffer()
         self.sim_time_s = 0.0
         self._last: dict[str, int] = {}
@@ -34,6 +36,7 @@ class Recorder(Node):
         self._wrists: dict[int, dict[str, tuple[float, float, float]]] = {}
         self.create_subscription(JointState, "joint_states", self.on_state, _RELIABLE)
         self.create_subscription(JointState, "joint_command", self.on_command, _RELIABLE)
+        self.create_subscription(JointState, "teleop/arm_target", self.on_arm_target, _RELIABLE)
         self.create_subscription(Odometry, "odom", self.on_odom, _RELIABLE)
         self.create_subscription(TimeReference, "teleop/trace", self.on_trace, _RELIABLE)
         for side in ("left", "right"):
@@ -73,6 +76,15 @@ class Recorder(Node):
         if self._new("command", stamp):
             tau = vec.effort if vec.effort is not None else 0.0 * vec.position
             self.buffer.add(command_t=stamp / 1e9, command_q=vec.position, command_tau=tau)
+
+    def on_arm_target(self, msg: JointState) -> None:
+        stamp = stamp_ns(msg.header.stamp)
+        try:
+            vec = self.arm_joints.parse(msg.name, msg.position)
+        except MalformedJointMessage:
+            return
+        if self._new("arm_target", stamp):
+            self.buffer.add(arm_target_t=stamp / 1e9, arm_target_q=vec.position)
 
     def on_odom(self, msg: Odometry) -> None:
         stamp = stamp_ns(msg.header.stamp)

@@ -1,7 +1,7 @@
 """sim_bridge: MuJoCo G1 behind the ROS topic contract.
 
 Subscribes joint_command (and sim/start, std_msgs/Empty, when wait_for_start holds the simulation at
-t = 0 until tools are attached); publishes joint_states, imu, odom and /clock. Lockstep: the simulation
+t = 0, publishing nothing, until tools are attached); publishes joint_states, imu, odom and /clock. Lockstep: the simulation
 advances one control period only after the command stamped with the current period arrives (and
 re-publishes the state while it waits). Real time: physics follows the wall clock and stale commands
 fall back to hold, then damping.
@@ -105,7 +105,8 @@ class SimBridge(Node):
         else:
             self._wall_start = time.monotonic()
             self.create_timer(cfg.physics_dt, self.run_realtime, clock=wall)
-        self.publish_state()
+        if self.started:
+            self.publish_state()
         self.get_logger().info(
             f"MuJoCo G1 ready: {robot.model_path.name}, physics {cfg.physics_dt * 1e3:g} ms, control "
             f"{cfg.control_dt * 1e3:g} ms, {'lockstep' if cfg.lockstep else 'real time'}, "
@@ -116,6 +117,7 @@ class SimBridge(Node):
         if not self.started:
             self.started = True
             self.get_logger().info("sim/start received: the simulation runs")
+            self.publish_state()
 
     # -- commands ---------------------------------------------------------------------------------
     def parse(self, msg: JointState) -> JointCommand | None:
@@ -151,7 +153,7 @@ class SimBridge(Node):
 
     # -- stepping ---------------------------------------------------------------------------------
     def republish_if_waiting(self) -> None:
-        if time.monotonic() - self._last_publish >= self.cfg.republish_period_s:
+        if self.started and time.monotonic() - self._last_publish >= self.cfg.republish_period_s:
             self.publish_state()
 
     def run_realtime(self) -> None:
