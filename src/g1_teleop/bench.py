@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -37,29 +38,95 @@ def bench_sim(periods: int = 1000) -> dict[str, float]:
             "realtime_factor": round(sim.config.control_dt / float(np.mean(samples)), 2), "periods": periods}
 
 
-def bench_ik(pairs: int = 500, seed: int = 7) -> dict[str, float]:
-    """Dual-arm IK on FK-generated reachable targets near the previous solution (teleoperation-like)."""
+@dataclass(frozen=True)
+class IkCase:
+    kind: str  # reachable | unreachable | near_singular | near_collision
+    q_start: np.ndarray  # (29,) measured joints the solve starts from (DDS order)
+    pelvis_T_left: np.ndarray
+    pelvis_T_right: np.ndarray
+
+
+IK_CASE_KINDS = ("reachable", "unreachable", "near_singular", "near_collision")
+
+
+def ik_target_set(robot, ik, clearance, count: int = 2000, seed: int = 0) -> list[IkCase]:
+    """A fixed, seeded set of dual-arm targets, a quarter of each kind.
+
+    reachable: forward kinematics of random collision-free arm configurations (clearance > 2 cm), the
+    solve starting 0.1 rad (σ) away. unreachable: those targets pushed 0.15–0.4 m further from the
+    shoulder. near_singular: elbows within ±0.05 rad of straight. near_collision: configurations with
+    clearance between 0 and 3 cm.
+    """
+    from g1_teleop.robot import ARM_INDICES
+
+    rng = np.random.default_rng(seed)
+    arm = np.array(list(ARM_INDICES))
+    lower, upper = robot.q_lower[arm], robot.q_upper[arm]
+    elbows = [robot.joint_names.index(f"{side}_elbow_joint") for side in ("left", "right")]
+    shoulders = []
+    for side in ("left", "right"):  # shoulder pitch joint origins, pelvis frame, at the default pose
+        data = clearance.data
+        clearance.clearance(robot.default_q)
+        body = clearance.model.body(f"{side}_shoulder_pitch_link").id
+        shoulders.append(data.xpos[body] - data.xpos[clearance.model.body("pelvis").id])
+    cases: list[IkCase] = []
+    per_kind = count // len(IK_CASE_KINDS)
+    for kind in IK_CASE_KINDS:
+        made = 0
+        while made < per_kind:
+            q_goal = robot.default_q.copy()
+            q_goal[arm] = rng.uniform(lower, upper)
+            if kind == "near_singular":
+                q_goal[elbows] = rng.uniform(-0.05, 0.05, 2)
+            gap = clearance.clearance(q_goal).distance_m
+            if (kind == "near_collision") != (0.0 < gap < 0.03) or (kind != "near_collision" and gap <= 0.02):
+                continue
+            left, right = ik.end_effector_poses(q_goal)
+            if kind == "unreachable":
+                for T, shoulder in ((left, shoulders[0]), (right, shoulders[1])):
+                    direction = T[:3, 3] - shoulder
+                    T[:3, 3] += direction / np.linalg.norm(direction) * rng.uniform(0.15, 0.4)
+            q_start = q_goal.copy()
+            q_start[arm] = np.clip(q_goal[arm] + rng.normal(0, 0.1, arm.size), lower, upper)
+            cases.append(IkCase(kind, q_start, left, right))
+            made += 1
+    return cases
+
+
+def bench_ik(count: int = 2000, seed: int = 0) -> dict[str, float]:
+    """Dual-arm IK on the seeded target set: time, accuracy on reachable targets, failures, clearance."""
     from g1_teleop.arm_ik import DualArmIK
-    from g1_teleop.robot import ARM_INDICES, build_pinocchio_model, load_robot
+    from g1_teleop.robot import build_mujoco_model, build_pinocchio_model, load_robot
+    from g1_teleop.self_collision import ClearanceMonitor
 
     robot = load_robot()
     ik = DualArmIK(build_pinocchio_model(robot, floating_base=False), robot.joint_names)
-    rng = np.random.default_rng(seed)
-    lower, upper = robot.q_lower[ARM_INDICES], robot.q_upper[ARM_INDICES]
-    q = robot.default_q.copy()
-    times, pos_err = [], []
-    for _ in range(pairs):
-        q_goal = q.copy()
-        q_goal[ARM_INDICES] = np.clip(q[ARM_INDICES] + rng.normal(0, 0.05, 14), lower, upper)
-        left, right = ik.end_effector_poses(q_goal)
+    clearance = ClearanceMonitor(robot, build_mujoco_model(robot))
+    cases = ik_target_set(robot, ik, clearance, count, seed)
+    times, pos_err, rot_err, gaps = [], [], [], []
+    failures = dict.fromkeys(IK_CASE_KINDS, 0)
+    for case in cases:
+        ik.reset()  # independent cases: no filter history
         t = time.perf_counter()
-        result = ik.solve(left, right, q)
+        result = ik.solve(case.pelvis_T_left, case.pelvis_T_right, case.q_start)
         times.append(time.perf_counter() - t)
-        pos_err.extend(result.pos_err_m)
-        q[ARM_INDICES] = q_goal[ARM_INDICES]
-    err = np.asarray(pos_err)
-    return {**_percentiles("solve", times), "pos_err_p50_m": float(np.percentile(err, 50)),
-            "pos_err_p95_m": float(np.percentile(err, 95)), "pairs": pairs}
+        failures[case.kind] += not result.ok
+        if case.kind == "reachable" and result.ok:
+            pos_err.extend(result.pos_err_m)
+            rot_err.extend(result.rot_err_rad)
+        q = case.q_start.copy()
+        q[ik.arm_indices] = result.q_arm
+        gaps.append(clearance.clearance(q).distance_m)
+    gaps_arr = np.asarray(gaps)
+    return {
+        **_percentiles("solve", times),
+        "pos_err_p50_m": float(np.percentile(pos_err, 50)), "pos_err_p95_m": float(np.percentile(pos_err, 95)),
+        "rot_err_p50_rad": float(np.percentile(rot_err, 50)), "rot_err_p95_rad": float(np.percentile(rot_err, 95)),
+        **{f"failures_{kind}": n for kind, n in failures.items()},
+        "clearance_min_m": float(gaps_arr.min()),
+        "solutions_in_collision": int((gaps_arr < 0).sum()),
+        "cases": len(cases),
+    }
 
 
 BENCHMARKS: dict[str, Callable[[], dict[str, float]]] = {"sim": bench_sim, "ik": bench_ik}

@@ -1,9 +1,9 @@
 """sim_bridge: MuJoCo G1 behind the ROS topic contract.
 
 Subscribes joint_command (and sim/start, std_msgs/Empty, when wait_for_start holds the simulation at
-t = 0, publishing nothing, until tools are attached); publishes joint_states, imu, odom and /clock. Lockstep: the simulation
-advances one control period only after the command stamped with the current period arrives (and
-re-publishes the state while it waits). Real time: physics follows the wall clock and stale commands
+t = 0, publishing nothing, until tools are attached); publishes joint_states, imu, odom and /clock.
+Lockstep: the simulation advances one control period only after the command stamped with the current
+period arrives (and re-publishes the state while it waits). Real time: physics follows the wall clock and stale commands
 fall back to hold, then damping.
 """
 
