@@ -56,3 +56,12 @@ def test_lockstep_is_deterministic(robot, mj_model):
             sim.step_control_period(hold(robot, q))
         runs.append(sim.state().q)
     np.testing.assert_array_equal(runs[0], runs[1])
+
+
+def test_imu_readings_are_those_of_the_current_state(robot, mj_model):
+    sim = Simulator(robot, mj_model, SimConfig(gantry=False))
+    for _ in range(30):  # falling: orientation and angular velocity change every step
+        sim.step_control_period(hold(robot))
+    state = sim.state()
+    np.testing.assert_allclose(state.world_q_pelvis, sim.data.qpos[3:7], atol=1e-9)
+    np.testing.assert_allclose(state.pelvis_w_pelvis, sim.data.qvel[3:6], atol=1e-9)
