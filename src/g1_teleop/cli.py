@@ -7,6 +7,8 @@ import json
 import sys
 from pathlib import Path
 
+from g1_teleop.policy_files import PolicyFileError
+
 
 def _cmd_sim(args: argparse.Namespace) -> int:
     from g1_teleop.sim_job import SimJobConfig, run_sim_job
@@ -41,6 +43,20 @@ def _cmd_launch(args: argparse.Namespace) -> int:
     processes = GraphProcesses(graph.resolve(values), namespace=args.namespace)
     processes.start()
     return processes.wait()
+
+
+def _cmd_policies(args: argparse.Namespace) -> int:
+    from g1_teleop.policy_files import OPENWBT_FILES, fetch, resolve_policy_dir, verify
+
+    folder = resolve_policy_dir(args.dir)
+    if args.action == "fetch":
+        kwargs = {"base_url": args.base_url} if args.base_url else {}
+        for path in fetch(folder, progress=lambda line: print(line, flush=True), **kwargs):
+            print(f"ok  {path}")
+        return 0
+    for file in OPENWBT_FILES:  # verify
+        print(f"ok  {verify(folder / file.name, file.sha256)}")
+    return 0
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
@@ -79,6 +95,15 @@ def build_parser() -> argparse.ArgumentParser:
     launch.add_argument("--show-args", action="store_true", help="list the graph's arguments and exit")
     launch.set_defaults(func=_cmd_launch)
 
+    policies = sub.add_parser("policies", help="download or check OpenWBT's squat/locomotion policies",
+                              description="fetch: download OpenWBT's ONNX policies and configs from upstream and "
+                                          "check their sha256; verify: check the files already there. The folder "
+                                          "is --dir, else $G1_TELEOP_POLICY_DIR, else the user data folder.")
+    policies.add_argument("action", choices=["fetch", "verify"])
+    policies.add_argument("--dir", default=None, help="policy folder")
+    policies.add_argument("--base-url", default=None, help="download from this base URL instead of upstream")
+    policies.set_defaults(func=_cmd_policies)
+
     bench = sub.add_parser("bench", help="run a benchmark and print its figures as JSON")
     bench.add_argument("name", choices=sorted(BENCHMARKS))
     bench.add_argument("--json", action="store_true", help="one JSON object on one line")
@@ -90,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (ValueError, FileNotFoundError) as exc:
+    except (ValueError, FileNotFoundError, PolicyFileError) as exc:
         print(f"g1-teleop {args.command}: {exc}", file=sys.stderr)
         return 2
 
