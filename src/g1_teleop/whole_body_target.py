@@ -12,13 +12,14 @@ from typing import Protocol
 import numpy as np
 
 from g1_teleop.limits import slew_limit
+from g1_teleop.observations import Proprioception
 from g1_teleop.robot import ARM_INDICES, Robot
 
 
 class LowerBodyController(Protocol):
     """Produces the leg and waist targets (DDS 0–14) for one control tick."""
 
-    def targets(self, q: np.ndarray, dq: np.ndarray) -> np.ndarray: ...
+    def targets(self, state: Proprioception) -> np.ndarray: ...
 
 
 class DefaultPoseHold:
@@ -27,7 +28,7 @@ class DefaultPoseHold:
     def __init__(self, robot: Robot) -> None:
         self._q = robot.default_q[: ARM_INDICES.start].copy()
 
-    def targets(self, q: np.ndarray, dq: np.ndarray) -> np.ndarray:
+    def targets(self, state: Proprioception) -> np.ndarray:
         return self._q
 
 
@@ -56,15 +57,15 @@ class WholeBodyTargetBuilder:
         """Begin from the measured arm pose, so the first targets do not jump."""
         self._arm_q = np.clip(q_measured[ARM_INDICES], self._arm_lower, self._arm_upper)
 
-    def step(self, q: np.ndarray, dq: np.ndarray, arm_q_target: np.ndarray | None,
+    def step(self, state: Proprioception, arm_q_target: np.ndarray | None,
              arm_tau_ff: np.ndarray | None) -> WholeBodyTarget:
         """One tick: ``arm_q_target`` None keeps the arms where they are (no or stale IK)."""
         if self._arm_q is None:
-            self.start(q)
+            self.start(state.q)
         if arm_q_target is not None:
             stepped = slew_limit(arm_q_target, self._arm_q, self.arm_step_limit_rad)
             self._arm_q = np.clip(stepped, self._arm_lower, self._arm_upper)
-        q_target = np.concatenate([self.lower_body.targets(q, dq), self._arm_q])
+        q_target = np.concatenate([self.lower_body.targets(state), self._arm_q])
         tau_ff = np.zeros_like(q_target)
         if arm_tau_ff is not None:
             tau_ff[ARM_INDICES] = arm_tau_ff

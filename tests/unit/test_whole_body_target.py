@@ -1,7 +1,13 @@
+from types import SimpleNamespace
+
 import numpy as np
 
 from g1_teleop.robot import ARM_INDICES
 from g1_teleop.whole_body_target import DefaultPoseHold, WholeBodyTargetBuilder
+
+
+def state(q):
+    return SimpleNamespace(q=q, dq=np.zeros(29), world_q_pelvis=np.array([1.0, 0, 0, 0]), pelvis_w_pelvis=np.zeros(3))
 
 
 def test_arms_start_from_the_measured_pose_and_move_at_most_the_step_limit(robot):
@@ -11,7 +17,7 @@ def test_arms_start_from_the_measured_pose_and_move_at_most_the_step_limit(robot
     far = robot.default_q[ARM_INDICES] - 1.0
     previous = q[ARM_INDICES]
     for _ in range(20):
-        target = builder.step(q, np.zeros(29), far, np.ones(14))
+        target = builder.step(state(q), far, np.ones(14))
         step = np.abs(target.q[ARM_INDICES] - previous)
         assert step.max() <= 0.01 + 1e-12
         previous = target.q[ARM_INDICES]
@@ -22,12 +28,12 @@ def test_arms_start_from_the_measured_pose_and_move_at_most_the_step_limit(robot
 
 def test_no_arm_target_holds_the_arms(robot):
     builder = WholeBodyTargetBuilder(robot, DefaultPoseHold(robot))
-    first = builder.step(robot.default_q, np.zeros(29), None, None)
-    second = builder.step(robot.default_q + 0.1, np.zeros(29), None, None)
+    first = builder.step(state(robot.default_q), None, None)
+    second = builder.step(state(robot.default_q + 0.1), None, None)
     np.testing.assert_array_equal(first.q, second.q)
 
 
 def test_arm_targets_stay_inside_the_joint_limits(robot):
     builder = WholeBodyTargetBuilder(robot, DefaultPoseHold(robot), arm_step_limit_rad=10.0)
-    target = builder.step(robot.default_q, np.zeros(29), robot.q_upper[ARM_INDICES] + 1.0, None)
+    target = builder.step(state(robot.default_q), robot.q_upper[ARM_INDICES] + 1.0, None)
     np.testing.assert_array_equal(target.q[ARM_INDICES], robot.q_upper[ARM_INDICES])
