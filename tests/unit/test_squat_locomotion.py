@@ -69,7 +69,7 @@ def test_squat_walk_and_back_without_falling(loop):
 
 
 def test_commands_are_clipped_and_dead_banded(loop):
-    controller, _, run, _ = loop
+    controller = loop[0]
     controller.command_squat(-1.0, 1.0)
     assert controller.squat_command == pytest.approx([0.75 - 0.4 / 250, 0.5 / 250])
     controller.mode = Mode.LOCOMOTION  # commands only (no tick runs here)
