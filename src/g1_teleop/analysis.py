@@ -65,7 +65,26 @@ def _stats(prefix: str, values: np.ndarray) -> dict[str, float | None]:
     }
 
 
-def summarize(rec: Recording, fk: Fk, settle_s: float = 1.0, fall_height_m: float = 0.5) -> dict[str, object]:
+FALL_HEIGHT_M = 0.3  # below the deepest squat (pelvis ≈ 0.35 m at a 0.35 m command)
+FALL_TILT_RAD = 1.0  # ≈ 57°: beyond any commanded lean (squat pitch ≤ 0.5 rad)
+
+
+def pelvis_tilt(world_q_pelvis: np.ndarray) -> np.ndarray:
+    """Angle (rad) between the pelvis z axis and the world z axis, for (N, 4) quaternions (w, x, y, z)."""
+    q = np.atleast_2d(world_q_pelvis)
+    z_axis_z = 1.0 - 2.0 * (q[:, 1] ** 2 + q[:, 2] ** 2)  # R[2, 2] of a unit quaternion
+    return np.arccos(np.clip(z_axis_z, -1.0, 1.0))
+
+
+def fell(rec: Recording) -> bool:
+    """The pelvis went below FALL_HEIGHT_M or tilted beyond FALL_TILT_RAD."""
+    if len(rec.odom_p) == 0:
+        return False
+    too_low = rec.odom_p[:, 2].min() < FALL_HEIGHT_M
+    return bool(too_low or (len(rec.odom_q) and pelvis_tilt(rec.odom_q).max() > FALL_TILT_RAD))
+
+
+def summarize(rec: Recording, fk: Fk, settle_s: float = 1.0) -> dict[str, object]:
     """Figures of a run (without the run's wall-clock facts, which the caller adds)."""
     errors = wrist_errors(rec, fk, settle_s)
     pelvis_z = rec.odom_p[:, 2] if len(rec.odom_p) else np.zeros(0)
@@ -75,7 +94,8 @@ def summarize(rec: Recording, fk: Fk, settle_s: float = 1.0, fall_height_m: floa
         "sim_time_s": float(rec.state_t[-1]) if len(rec.state_t) else 0.0,
         "commands_published": len(rec.command_t),
         "pelvis_min_z_m": float(pelvis_z.min()) if len(pelvis_z) else None,
-        "fell": bool(len(pelvis_z) and pelvis_z.min() < fall_height_m),
+        "pelvis_max_tilt_rad": float(pelvis_tilt(rec.odom_q).max()) if len(rec.odom_q) else None,
+        "fell": fell(rec),
         **_stats("left_wrist_err", errors["left"]),
         **_stats("right_wrist_err", errors["right"]),
         "arm_target_step_max_rad": float(steps.max()) if len(steps) else None,
@@ -110,6 +130,25 @@ def plot(rec: Recording, fk: Fk, joint_names: tuple[str, ...], out_dir: Path) ->
     paths.append(out_dir / "wrist_tracking.png")
     fig.savefig(paths[-1], dpi=90)
     plt.close(fig)
+
+    if len(rec.odom_t):
+        fig, (ax_z, ax_xy) = plt.subplots(1, 2, figsize=(12, 4))
+        ax_z.plot(rec.odom_t, rec.odom_p[:, 2], "C2")
+        ax_z.axhline(FALL_HEIGHT_M, color="r", ls=":", label="fall height")
+        ax_z.set_xlabel("time [s]")
+        ax_z.set_ylabel("pelvis z [m]")
+        ax_z.legend(loc="best")
+        ax_xy.plot(rec.odom_p[:, 0], rec.odom_p[:, 1], "C2")
+        ax_xy.set_xlabel("world x [m]")
+        ax_xy.set_ylabel("world y [m]")
+        ax_xy.set_aspect("equal", adjustable="datalim")
+        for ax in (ax_z, ax_xy):
+            ax.grid(alpha=0.3)
+        fig.suptitle("pelvis: height and path on the floor")
+        fig.tight_layout()
+        paths.append(out_dir / "pelvis.png")
+        fig.savefig(paths[-1], dpi=90)
+        plt.close(fig)
 
     arm = list(ARM_INDICES)
     fig, axes = plt.subplots(7, 2, figsize=(12, 12), sharex=True)

@@ -31,6 +31,7 @@ class Recording:
     wrist_right: np.ndarray = field(default_factory=lambda: _empty(3))
     odom_t: np.ndarray = field(default_factory=lambda: np.zeros(0))
     odom_p: np.ndarray = field(default_factory=lambda: _empty(3))
+    odom_q: np.ndarray = field(default_factory=lambda: _empty(4))  # pelvis orientation (w, x, y, z)
     trace_t: np.ndarray = field(default_factory=lambda: np.zeros(0))  # command stamp
     trace_origin_t: np.ndarray = field(default_factory=lambda: np.zeros(0))  # operator sample stamp
 

@@ -32,6 +32,8 @@ class SimJobConfig:
     model: str = ""
     lockstep: bool = True
     gantry: bool = True
+    controller: str = "hold"  # hold | openwbt
+    policy_dir: str = ""
     viewer: bool = False
     startup_timeout_s: float = 60.0  # wall seconds for the simulator's first clock message
     stall_timeout_s: float = 30.0  # wall seconds without simulated time advancing
@@ -55,6 +57,7 @@ def run_sim_job(cfg: SimJobConfig, log: Callable[[str], None] = print) -> tuple[
     nodes = load_graph("sim").resolve({
         "scenario": cfg.scenario, "model": cfg.model, "lockstep": str(cfg.lockstep).lower(),
         "gantry": str(cfg.gantry).lower(), "viewer": str(cfg.viewer).lower(), "wait_for_start": "true",
+        "controller": cfg.controller, "policy_dir": cfg.policy_dir,
     })
     env = {"ROS_LOG_DIR": str((run_dir / "ros_logs").resolve())}
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
@@ -97,6 +100,7 @@ def run_sim_job(cfg: SimJobConfig, log: Callable[[str], None] = print) -> tuple[
         "startup_s": round((watch.sim_start_wall or time.monotonic()) - start, 3),
         "lockstep": cfg.lockstep,
         "gantry": cfg.gantry,
+        "controller": cfg.controller,
         "nodes_alive": len(alive),
         "nodes_total": len(nodes),
         "scenario": cfg.scenario,

@@ -89,8 +89,8 @@ class Recorder(Node):
     def on_odom(self, msg: Odometry) -> None:
         stamp = stamp_ns(msg.header.stamp)
         if self._new("odom", stamp):
-            p = msg.pose.pose.position
-            self.buffer.add(odom_t=stamp / 1e9, odom_p=(p.x, p.y, p.z))
+            p, o = msg.pose.pose.position, msg.pose.pose.orientation
+            self.buffer.add(odom_t=stamp / 1e9, odom_p=(p.x, p.y, p.z), odom_q=(o.w, o.x, o.y, o.z))
 
     def on_trace(self, msg: TimeReference) -> None:
         stamp = stamp_ns(msg.header.stamp)

@@ -92,13 +92,14 @@ class XrInput(Node):
         headset = robot_to_openxr(sample.world_T_head, sample.pelvis_T_left_wrist, sample.pelvis_T_right_wrist,
                                   body=self.body)
         robot = openxr_to_robot(headset, body=self.body)
-        self.pub_head.publish(pose_msg(robot.world_T_head, now_ns, "xr_world"))
-        self.pub_left.publish(pose_msg(robot.pelvis_T_left_wrist, now_ns, "pelvis"))
-        self.pub_right.publish(pose_msg(robot.pelvis_T_right_wrist, now_ns, "pelvis"))
+        # joy first: in lockstep the policy ticks once the wrists' arm target is in
         if sample.joy_axes or sample.joy_buttons:
             joy = Joy(axes=list(sample.joy_axes), buttons=list(sample.joy_buttons))
             joy.header.stamp = to_stamp(now_ns)
             self.pub_joy.publish(joy)
+        self.pub_head.publish(pose_msg(robot.world_T_head, now_ns, "xr_world"))
+        self.pub_left.publish(pose_msg(robot.pelvis_T_left_wrist, now_ns, "pelvis"))
+        self.pub_right.publish(pose_msg(robot.pelvis_T_right_wrist, now_ns, "pelvis"))
         if now_ns != self.last_stamp_ns:
             self.samples += 1
             self.last_stamp_ns = now_ns

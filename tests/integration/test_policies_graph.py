@@ -1,0 +1,48 @@
+"""The simulation graph with OpenWBT's learned policies (controller openwbt), no gantry: four nodes as
+separate processes in lockstep. The squat scenario reaches forward, squats to a 0.5 m height command
+and stands up again while the wrists track."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from g1_teleop.arm_ik import DualArmIK
+from g1_teleop.checks import check_arm_slew, check_recorded, check_wrist_tracking
+from g1_teleop.recording import Recording
+from g1_teleop.robot import build_pinocchio_model
+
+pytestmark = pytest.mark.integration
+
+POLICIES = Path(__file__).resolve().parents[3] / "shared" / "policies" / "openwbt"
+
+
+def test_squat_and_stand_up_while_reaching(ros_domain, tmp_path, robot):
+    if not (POLICIES / "squat.onnx").is_file():
+        pytest.skip(f"OpenWBT policies not found at {POLICIES}: the reference data is not beside the repo")
+    out = tmp_path / "run"
+    proc = subprocess.run(
+        [sys.executable, "-m", "g1_teleop.cli", "sim", "--controller", "openwbt", "--policy-dir", str(POLICIES),
+         "--scenario", "squat", "--out", str(out)],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert proc.returncode == 0, f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["controller"] == "openwbt" and summary["gantry"] is False
+    assert summary["nodes_alive"] == 4 and summary["fell"] is False, summary
+    rec = Recording.load(out / "recording.npz")
+    fk = DualArmIK(build_pinocchio_model(robot, floating_base=False), robot.joint_names).end_effector_poses
+    failures = (check_recorded(rec, min_sim_time_s=20.0) + check_wrist_tracking(rec, fk, max_p95_m=0.03, settle_s=1.0)
+                + check_arm_slew(rec, max_step_rad=0.01))
+    assert not failures, "\n".join(failures)
+    z = rec.odom_p[:, 2]
+    standing = z[(rec.odom_t > 2.0) & (rec.odom_t < 7.0)]
+    squatting = z[(rec.odom_t > 11.0) & (rec.odom_t < 14.0)]
+    assert standing.min() > 0.75  # stands by itself: no gantry
+    assert np.abs(squatting - 0.5).max() < 0.03  # the 0.5 m command, ±3 cm
+    assert z[rec.odom_t > 19.0].min() > 0.75  # stood up again
