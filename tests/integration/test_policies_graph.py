@@ -46,3 +46,24 @@ def test_squat_and_stand_up_while_reaching(ros_domain, tmp_path, robot):
     assert standing.min() > 0.75  # stands by itself: no gantry
     assert np.abs(squatting - 0.5).max() < 0.03  # the 0.5 m command, ±3 cm
     assert z[rec.odom_t > 19.0].min() > 0.75  # stood up again
+
+
+def test_switch_to_locomotion_walk_and_back(ros_domain, tmp_path):
+    if not (POLICIES / "loco.onnx").is_file():
+        pytest.skip(f"OpenWBT policies not found at {POLICIES}: the reference data is not beside the repo")
+    out = tmp_path / "run"
+    proc = subprocess.run(
+        [sys.executable, "-m", "g1_teleop.cli", "sim", "--controller", "openwbt", "--policy-dir", str(POLICIES),
+         "--scenario", "walk", "--out", str(out)],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert proc.returncode == 0, f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["nodes_alive"] == 4 and summary["fell"] is False, summary
+    log = (out / "nodes.log").read_text()
+    assert log.index("LOCOMOTION requested (joy)") < log.index("mode LOCOMOTION") < log.index(
+        "SQUAT requested (joy)") < log.index("mode SQUAT\n")
+    rec = Recording.load(out / "recording.npz")
+    walked = rec.odom_p[-1, 0] - rec.odom_p[0, 0]
+    assert 0.75 * 2.1 < walked < 1.25 * 2.1, walked  # 7 s at 0.3 m/s (§14: 2.16 m at the end of the command)
+    assert rec.odom_p[:, 2].min() > 0.7  # never below 0.7 m while standing or walking
