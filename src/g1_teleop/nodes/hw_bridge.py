@@ -1,26 +1,28 @@
 """hw_bridge: a G1 (or the virtual robot) over Unitree's own DDS interface, behind the ROS topic contract.
 
-Robot side (unitree_sdk2py on CycloneDDS, domain ``robot_domain_id`` on ``network_interface``):
-rt/lowstate → the latest state (q, dq, pelvis quaternion, arrival time) and mode_machine; rt/lowcmd is
-written by its own thread at ``lowcmd_rate_hz``: every tick hands the latest state, the latest valid
-joint_command and the queued operator events to :class:`~g1_teleop.bridge_safety.BridgeSafety`, and
-writes what it returns (nothing when it returns None), packed with its CRC by :mod:`g1_teleop.lowcmd`
-and written as raw CDR bytes (mode_pr 0, mode_machine echoed from the latest LowState).
+Robot side (CycloneDDS through unitree_sdk2py, domain ``robot_domain_id`` on ``network_interface``):
+rt/lowstate → the latest state (q, dq, pelvis quaternion, arrival time) and mode_machine, decoded from
+the raw CDR bytes by :mod:`g1_teleop.lowstate` (CRC checked). rt/lowcmd is written by its own thread at
+``lowcmd_rate_hz``: every tick hands the latest state, the latest valid joint_command and the queued
+operator events to :class:`~g1_teleop.bridge_safety.BridgeSafety` and writes what it returns (nothing
+when it returns None), packed with its CRC by :mod:`g1_teleop.lowcmd` and written as raw CDR bytes
+(mode_pr 0, mode_machine echoed from the latest LowState).
 
 ROS side: joint_command (29 named joints; a malformed message is rejected with one warning per kind of
-problem) → BridgeSafety; joint_states (q, dq, tau_est), imu and joy (the wireless remote: axes lx, ly,
-rx, ry, L2; the 16 buttons in ``wireless_remote.BUTTONS`` order; frame_id "wireless_remote") published
-from the LowState stream, decimated to ``state_publish_rate_hz`` on average; diagnostics at 1 Hz and on
-every transition. Operator actions (start, activate, e-stop) come from the services hw_bridge/start,
+problem) → BridgeSafety with the ``gain_profile`` gains. From the LowState stream (500 Hz), decimated on
+average: joint_states (q, dq, tau_est) and imu at ``state_publish_rate_hz`` (200 Hz), joy at
+``joy_publish_rate_hz`` (50 Hz: the wireless remote, axes lx, ly, rx, ry, L2, the 16 buttons in
+``wireless_remote.BUTTONS`` order, frame_id "wireless_remote"). diagnostics at 1 Hz and on every
+transition. Operator actions (start, activate, e-stop) come from the services hw_bridge/start,
 hw_bridge/activate and hw_bridge/estop (std_srvs/Trigger: the response says what happened or why it was
-refused), from wireless-remote combinations (on the press) and from the buttons of a Joy device on
-``joy`` (messages with frame_id "wireless_remote" are this node's own and ignored).
+refused), from wireless-remote combinations (on the press) and, when ``joy_*_button`` are set, from the
+buttons of a Joy device on ``joy`` (messages with frame_id "wireless_remote" are this node's own).
 
 Threads: the executor (ROS callbacks, logging, diagnostics), CycloneDDS's listener (LowState → latest
-sample, remote combos, ROS state topics) and the LowCmd loop. They share immutable samples by reference
-and a queue of operator requests; the loop hands what happened back to the executor through a guard
-condition, so it never logs or publishes itself. Shutdown: the loop writes damping for a few ticks and
-stops, then DDS closes, then rclpy.
+sample, remote combinations, joint_states, imu, joy) and the LowCmd loop. They share immutable samples
+by reference and a queue of operator requests; the loop hands what happened to the executor through a
+guard condition and never logs or publishes itself. Shutdown: the loop writes damping for 50 ms and
+stops, then the robot's DDS closes, then rclpy.
 """
 
 from __future__ import annotations
@@ -79,7 +81,8 @@ class HwBridgeConfig:
     robot_domain_id: int = 0  # the robot's DDS domain (CycloneDDS)
     network_interface: str = "eth0"  # wired to the robot; lo for the virtual robot
     lowcmd_rate_hz: float = 500.0
-    state_publish_rate_hz: float = 200.0  # joint_states, imu and joy (average; at most one per LowState)
+    state_publish_rate_hz: float = 200.0  # joint_states and imu (average; at most one per LowState)
+    joy_publish_rate_hz: float = 50.0  # joy: the wireless remote (average; at most one per LowState)
     gain_profile: str = "default"  # gains of the policy's commands in ACTIVE
     start_combo: str = "start"  # wireless-remote combinations ("L1+B"), acting on the press
     activate_combo: str = "A"
@@ -94,7 +97,7 @@ class HwBridgeConfig:
             raise ValueError(f"robot_domain_id = {self.robot_domain_id}: must be a DDS domain id in [0, 232]")
         if not self.network_interface:
             raise ValueError("network_interface is empty: name the interface wired to the robot (lo: virtual robot)")
-        for name in ("lowcmd_rate_hz", "state_publish_rate_hz"):
+        for name in ("lowcmd_rate_hz", "state_publish_rate_hz", "joy_publish_rate_hz"):
             if not 0 < getattr(self, name) <= 2000:
                 raise ValueError(f"{name} = {getattr(self, name)}: must be in (0, 2000] Hz")
         for name in ("start_combo", "activate_combo", "estop_combo"):
@@ -177,13 +180,15 @@ class HwBridge(Node):
         self.counts = collections.Counter[str]()
         self._previous_remote: WirelessRemote | None = None
         self._joy_held: dict[OperatorAction, bool] = {}
-        self._next_state_publish = 0.0
+        self._state_due = _Decimator(cfg.state_publish_rate_hz)
+        self._joy_due = _Decimator(cfg.joy_publish_rate_hz)
 
         self.pub_joints = self.create_publisher(JointState, "joint_states", QOS_STATE)
         self.pub_imu = self.create_publisher(Imu, "imu", QOS_STATE)
         self.pub_joy = self.create_publisher(Joy, "joy", QOS_SENSOR)
         self.create_subscription(JointState, "joint_command", self.on_command, QOS_COMMAND)
-        self.create_subscription(Joy, "joy", self.on_joy, QOS_SENSOR)
+        if self.joy_buttons:  # (it also hears this node's own joy: a cost worth paying only when used)
+            self.create_subscription(Joy, "joy", self.on_joy, QOS_SENSOR)
         for action in OperatorAction:
             self.create_service(Trigger, f"hw_bridge/{action.value}",
                                 lambda request, response, a=action: self.on_service(a, response))
@@ -332,22 +337,24 @@ class HwBridge(Node):
                 if combo_pressed(self._previous_remote, remote, combo):
                     self.request(OperatorEvent(action, "wireless remote"))
             self._previous_remote = remote
-        if received_s >= self._next_state_publish:
-            period = 1.0 / self.cfg.state_publish_rate_hz
-            self._next_state_publish = max(self._next_state_publish + period, received_s - period)
-            if self.context.ok():  # a signal may have shut ROS down; DDS closes right after
-                self.publish_state(q, dq, motors["tau_est"].astype(float), imu, remote)
+        if not self.context.ok():  # a signal shut ROS down; DDS closes right after
+            return
+        if self._state_due(received_s):
+            self.publish_state(q, dq, motors["tau_est"].astype(float), imu)
+        if remote is not None and self._joy_due(received_s):
+            self.publish_remote(remote)
 
-    def publish_state(self, q: np.ndarray, dq: np.ndarray, tau: np.ndarray, imu, remote: WirelessRemote | None) -> None:
+    def publish_state(self, q: np.ndarray, dq: np.ndarray, tau: np.ndarray, imu: np.ndarray) -> None:
         stamp = self.get_clock().now().to_msg()
         joints = JointState(name=self.joint_names, position=q.tolist(), velocity=dq.tolist(), effort=tau.tolist())
         joints.header.stamp = stamp
         self.pub_joints.publish(joints)
         self.pub_imu.publish(imu_msg(imu, stamp))
-        if remote is not None:
-            joy = Joy(axes=list(remote.axes), buttons=[int(b) for b in remote.buttons])
-            joy.header.stamp, joy.header.frame_id = stamp, REMOTE_FRAME
-            self.pub_joy.publish(joy)
+
+    def publish_remote(self, remote: WirelessRemote) -> None:
+        joy = Joy(axes=list(remote.axes), buttons=[int(b) for b in remote.buttons])
+        joy.header.stamp, joy.header.frame_id = self.get_clock().now().to_msg(), REMOTE_FRAME
+        self.pub_joy.publish(joy)
 
     # -- operator and policy (executor thread) -----------------------------------------------------
     def request(self, event: OperatorEvent, done: threading.Event | None = None) -> _Request:
@@ -405,6 +412,20 @@ class HwBridge(Node):
             for transition in self._reports.popleft().transitions:
                 self.get_logger().warning(f"safety: {transition}")
         super().destroy_node()
+
+
+class _Decimator:
+    """True for the samples (times in s) that keep a stream at ``rate_hz`` on average."""
+
+    def __init__(self, rate_hz: float) -> None:
+        self.period = 1.0 / rate_hz
+        self.next_s = 0.0
+
+    def __call__(self, t: float) -> bool:
+        if t < self.next_s:
+            return False
+        self.next_s = max(self.next_s + self.period, t - self.period)
+        return True
 
 
 def imu_msg(imu: np.ndarray, stamp) -> Imu:
