@@ -7,15 +7,24 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
 import pytest
+import rclpy
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import Joy
+from std_msgs.msg import String
+from std_srvs.srv import Trigger
 
 from g1_teleop.arm_ik import DualArmIK
 from g1_teleop.checks import check_arm_slew, check_recorded, check_wrist_tracking
+from g1_teleop.graph import load_graph
 from g1_teleop.recording import Recording
 from g1_teleop.robot import build_pinocchio_model
+from g1_teleop.runner import GraphProcesses
 
 pytestmark = pytest.mark.integration
 
@@ -67,3 +76,51 @@ def test_switch_to_locomotion_walk_and_back(ros_domain, tmp_path):
     walked = rec.odom_p[-1, 0] - rec.odom_p[0, 0]
     assert 0.75 * 2.1 < walked < 1.25 * 2.1, walked  # 7 s at 0.3 m/s (§14: 2.16 m at the end of the command)
     assert rec.odom_p[:, 2].min() > 0.7  # never below 0.7 m while standing or walking
+
+
+def test_mode_switches_are_refused_with_a_reason_and_accepted_when_legal(rclpy_context, tmp_path):
+    if not (POLICIES / "loco.onnx").is_file():
+        pytest.skip(f"OpenWBT policies not found at {POLICIES}: the reference data is not beside the repo")
+    lines: list[str] = []
+    graph = GraphProcesses(load_graph("sim").resolve(
+        {"controller": "openwbt", "policy_dir": str(POLICIES), "gantry": "false"}), output=lines.append)
+    graph.start()
+    node = rclpy.create_node("operator", context=rclpy_context)
+    executor = SingleThreadedExecutor(context=rclpy_context)
+    executor.add_node(node)
+    joy = node.create_publisher(Joy, "joy", 10)
+    modes: list[str] = []
+    node.create_subscription(String, "teleop/mode", lambda m: modes.append(m.data), QoSProfile(
+        depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL))
+    clients = {name: node.create_client(Trigger, f"teleop/{name}") for name in ("locomotion", "squat")}
+
+    def spin(seconds: float, height_stick: float = 0.0) -> None:
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            joy.publish(Joy(axes=[0.0, height_stick, 0.0, 0.0, 0.0, 0.0], buttons=[0, 0]))
+            executor.spin_once(timeout_sec=0.02)
+
+    def call(name: str) -> Trigger.Response:
+        future = clients[name].call_async(Trigger.Request())
+        executor.spin_until_future_complete(future, timeout_sec=10.0)
+        assert future.done(), f"teleop/{name} did not answer:\n" + "\n".join(lines)
+        return future.result()
+
+    try:
+        for client in clients.values():
+            assert client.wait_for_service(timeout_sec=60.0), "\n".join(lines)
+        spin(1.5, height_stick=-1.0)  # squat a little: the height command drops below 0.72 m
+        refused = call("locomotion")
+        assert not refused.success and "stand up first" in refused.message, refused.message
+        spin(2.5, height_stick=1.0)  # back to the top
+        accepted = call("locomotion")
+        assert accepted.success, accepted.message
+        spin(2.0)
+        assert modes[-1] == "LOCOMOTION", modes
+        assert call("squat").success  # stopped: allowed
+        spin(2.0)
+        assert modes[-1] == "SQUAT" and sorted(graph.alive()) == sorted(n.name for n in graph.nodes)
+    finally:
+        graph.stop()
+        executor.shutdown()
+        node.destroy_node()
