@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import rclpy
+from nav_msgs.msg import Odometry
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Joy
@@ -93,12 +94,19 @@ def test_mode_switches_are_refused_with_a_reason_and_accepted_when_legal(rclpy_c
     node.create_subscription(String, "teleop/mode", lambda m: modes.append(m.data), QoSProfile(
         depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL))
     clients = {name: node.create_client(Trigger, f"teleop/{name}") for name in ("locomotion", "squat")}
+    pelvis_z: list[float] = []
+    node.create_subscription(Odometry, "odom", lambda m: pelvis_z.append(m.pose.pose.position.z), 10)
 
-    def spin(seconds: float, height_stick: float = 0.0) -> None:
-        end = time.monotonic() + seconds
-        while time.monotonic() < end:
+    def spin(until, height_stick: float = 0.0, timeout_s: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout_s
+        while not until():
+            assert time.monotonic() < deadline, "timed out:\n" + "\n".join(lines)
             joy.publish(Joy(axes=[0.0, height_stick, 0.0, 0.0, 0.0, 0.0], buttons=[0, 0]))
             executor.spin_once(timeout_sec=0.02)
+
+    def for_sim(seconds: float):
+        start = len(pelvis_z)
+        return lambda: len(pelvis_z) - start >= seconds / 0.02  # odom comes once per 20 ms period
 
     def call(name: str) -> Trigger.Response:
         future = clients[name].call_async(Trigger.Request())
@@ -109,16 +117,16 @@ def test_mode_switches_are_refused_with_a_reason_and_accepted_when_legal(rclpy_c
     try:
         for client in clients.values():
             assert client.wait_for_service(timeout_sec=60.0), "\n".join(lines)
-        spin(1.5, height_stick=-1.0)  # squat a little: the height command drops below 0.72 m
+        spin(lambda: pelvis_z and pelvis_z[-1] < 0.70, height_stick=-1.0)  # squat: command below 0.72 m
         refused = call("locomotion")
         assert not refused.success and "stand up first" in refused.message, refused.message
-        spin(2.5, height_stick=1.0)  # back to the top
+        spin(for_sim(2.5), height_stick=1.0)  # back to the top (0.08 m/s at full stick)
         accepted = call("locomotion")
         assert accepted.success, accepted.message
-        spin(2.0)
+        spin(for_sim(2.0))
         assert modes[-1] == "LOCOMOTION", modes
         assert call("squat").success  # stopped: allowed
-        spin(2.0)
+        spin(for_sim(2.0))
         assert modes[-1] == "SQUAT" and sorted(graph.alive()) == sorted(n.name for n in graph.nodes)
     finally:
         graph.stop()
