@@ -129,4 +129,35 @@ def bench_ik(count: int = 2000, seed: int = 0) -> dict[str, float]:
     }
 
 
-BENCHMARKS: dict[str, Callable[[], dict[str, float]]] = {"sim": bench_sim, "ik": bench_ik}
+def bench_policy(ticks: int = 1000) -> dict[str, float]:
+    """One 50 Hz policy step on OpenWBT's squat policy in closed loop with the simulator: observation,
+    inference and the 29-joint target (the simulator's own time is not counted)."""
+    from g1_teleop.limits import JointCommand
+    from g1_teleop.policy_config import load_policy_config
+    from g1_teleop.policy_files import resolve_policy_dir, verify
+    from g1_teleop.robot import build_mujoco_model, load_robot
+    from g1_teleop.simulator import SimConfig, Simulator
+    from g1_teleop.squat_locomotion import SquatLocomotionController
+    from g1_teleop.whole_body_target import WholeBodyTargetBuilder
+
+    folder = resolve_policy_dir()
+    for name in ("g1_squat.yaml", "g1_loco.yaml"):
+        verify(folder / name)
+    controller = SquatLocomotionController(load_policy_config(folder / "g1_squat.yaml", folder),
+                                           load_policy_config(folder / "g1_loco.yaml", folder))
+    robot = load_robot()
+    sim = Simulator(robot, build_mujoco_model(robot), SimConfig(gantry=False))
+    builder = WholeBodyTargetBuilder(robot, controller)
+    kp, kd = robot.gains("default")
+    samples = []
+    for _ in range(ticks):
+        state = sim.state()
+        t = time.perf_counter()
+        target = builder.step(state, None, None)
+        samples.append(time.perf_counter() - t)
+        sim.step_control_period(JointCommand(target.q, np.zeros(29), target.tau_ff, kp, kd))
+    return {**_percentiles("policy_step", samples), "pelvis_z_end_m": round(float(sim.state().world_p_pelvis[2]), 4),
+            "ticks": ticks}
+
+
+BENCHMARKS: dict[str, Callable[[], dict[str, float]]] = {"sim": bench_sim, "ik": bench_ik, "policy": bench_policy}
