@@ -2,7 +2,8 @@
 
 Subscribes joint_states, imu, teleop/arm_target, joy (sensor_msgs/Joy), cmd_vel (geometry_msgs/Twist)
 and teleop/mode_request (std_msgs/String); serves teleop/squat and teleop/locomotion (std_srvs/Trigger:
-the response says why a switch is refused). Publishes joint_command (stamped with the state it answers),
+the response says why a switch is refused). Publishes joint_command (stamped, in lockstep, with the state
+it answers; in real time with the tick's time),
 teleop/mode (latched, on change) and teleop/trace (sensor_msgs/TimeReference: command stamp → stamp of
 the operator sample behind its arm targets).
 
@@ -290,7 +291,8 @@ class Policy(Node):
         target = self.builder.step(state, None if arm is None else arm.q, None if arm is None else arm.tau_ff)
         msg = JointState(name=list(self.robot.joint_names), position=target.q.tolist(),
                          velocity=[0.0] * len(target.q), effort=target.tau_ff.tolist())
-        msg.header.stamp = to_stamp(state.stamp_ns)
+        # Lockstep: the stamp of the state it answers (the simulator waits for it). Real time: the tick's time.
+        msg.header.stamp = to_stamp(state.stamp_ns) if self.cfg.lockstep else self.get_clock().now().to_msg()
         self.pub_command.publish(msg)
         self.last_command = msg
         self.commands += 1
