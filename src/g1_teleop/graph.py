@@ -1,11 +1,14 @@
 """One description of each node graph, read by the launch files and by the pip runner.
 
 A graph file (config/graphs/NAME.yaml) declares typed arguments and the nodes with their parameters;
-``$(arg NAME)`` inside a parameter value is replaced by the argument's value. ROS-free.
+``$(arg NAME)`` inside a parameter value (or a plain process's argument) is replaced by the argument's
+value. A node with ``when: {ARG: VALUE}`` runs only when that argument has that value; ``ros: false``
+marks a plain process (``python -m g1_teleop.EXECUTABLE ARGUMENTS…``, e.g. the virtual robot). ROS-free.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,6 +58,9 @@ class NodeSpec:
     required: bool
     parameters: dict[str, Any]
     remappings: tuple[tuple[str, str], ...] = ()
+    ros: bool = True  # False: a plain process, started with ``arguments`` instead of ROS parameters
+    arguments: tuple[str, ...] = ()
+    when: tuple[tuple[str, str], ...] = ()  # (argument, value) pairs that must all hold
 
 
 @dataclass(frozen=True)
@@ -85,15 +91,18 @@ class Graph:
             )
         text = {a.name: values.get(a.name, a.default) for a in self.arguments}
         typed = {a.name: a.convert(text[a.name]) for a in self.arguments}
+        for node in self.nodes:
+            for arg, _ in node.when:
+                self.argument(arg)
         return [
-            NodeSpec(
-                executable=node.executable,
-                name=node.name,
-                required=node.required,
+            dataclasses.replace(
+                node,
                 parameters={key: self._substitute(value, text, typed) for key, value in node.parameters.items()},
-                remappings=node.remappings,
+                arguments=tuple(str(self._substitute(value, text, text)) for value in node.arguments),
+                when=(),
             )
             for node in self.nodes
+            if all(text[arg] == value for arg, value in node.when)
         ]
 
     def _substitute(self, value: Any, text: dict[str, str], typed: dict[str, Any]) -> Any:
@@ -147,6 +156,9 @@ def load_graph(name: str) -> Graph:
                     required=bool(spec.get("required", True)),
                     parameters=dict(spec.get("parameters") or {}),
                     remappings=tuple(tuple(pair) for pair in (spec.get("remappings") or {}).items()),
+                    ros=bool(spec.get("ros", True)),
+                    arguments=tuple(str(a) for a in spec.get("arguments") or ()),
+                    when=tuple((str(k), str(v)) for k, v in (spec.get("when") or {}).items()),
                 )
             )
     except (AttributeError, TypeError) as exc:

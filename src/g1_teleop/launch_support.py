@@ -5,7 +5,9 @@ Used by launch/*.launch.py on ROS distributions; the pip runner reads the same g
 
 from __future__ import annotations
 
-from launch.actions import DeclareLaunchArgument, OpaqueFunction, Shutdown
+import sys
+
+from launch.actions import DeclareLaunchArgument, ExecuteProcess, OpaqueFunction, Shutdown
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
@@ -18,19 +20,18 @@ def graph_launch_description(graph_name: str) -> LaunchDescription:
 
     def nodes(context, *_args, **_kwargs):
         values = {a.name: LaunchConfiguration(a.name).perform(context) for a in graph.arguments}
-        return [
-            Node(
-                package="g1_teleop",
-                executable=spec.executable,
-                name=spec.name,
-                parameters=[spec.parameters],
-                remappings=list(spec.remappings),
-                output="screen",
-                emulate_tty=True,
-                on_exit=Shutdown(reason=f"required node {spec.name} exited") if spec.required else None,
-            )
-            for spec in graph.resolve(values)
-        ]
+        actions = []
+        for spec in graph.resolve(values):
+            on_exit = Shutdown(reason=f"required node {spec.name} exited") if spec.required else None
+            if spec.ros:
+                actions.append(Node(package="g1_teleop", executable=spec.executable, name=spec.name,
+                                    parameters=[spec.parameters], remappings=list(spec.remappings),
+                                    output="screen", emulate_tty=True, on_exit=on_exit))
+            else:
+                actions.append(ExecuteProcess(cmd=[sys.executable, "-m", f"g1_teleop.{spec.executable}",
+                                                   *spec.arguments], name=spec.name, output="screen",
+                                              on_exit=on_exit))
+        return actions
 
     return LaunchDescription([
         *[DeclareLaunchArgument(a.name, default_value=a.default, description=a.description)

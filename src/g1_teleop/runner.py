@@ -28,7 +28,9 @@ from g1_teleop.graph import NodeSpec
 
 
 def node_command(spec: NodeSpec, params_file: Path, namespace: str = "") -> list[str]:
-    """The command line that runs one node with its parameters and remappings."""
+    """The command line that runs one node with its parameters and remappings (or a plain process)."""
+    if not spec.ros:
+        return [sys.executable, "-m", f"g1_teleop.{spec.executable}", *spec.arguments]
     cmd = [sys.executable, "-m", f"g1_teleop.nodes.{spec.executable}", "--ros-args",
            "-r", f"__node:={spec.name}", "--params-file", str(params_file)]
     if namespace:

@@ -39,3 +39,20 @@ def test_node_command_carries_name_params_and_remaps(tmp_path):
     cmd = node_command(spec, tmp_path / "p.yaml", namespace="/g1")
     assert cmd[1:3] == ["-m", "g1_teleop.nodes.sim_bridge"]
     assert "__node:=sim_bridge" in cmd and "__ns:=/g1" in cmd and str(tmp_path / "p.yaml") in cmd
+
+
+def test_conditional_plain_processes(tmp_path):
+    path = tmp_path / "g.yaml"
+    path.write_text(
+        "arguments:\n  robot: {default: real}\n  domain: {type: int, default: '1'}\n"
+        "nodes:\n"
+        "  - executable: virtual_robot\n    ros: false\n    when: {robot: virtual}\n"
+        "    arguments: ['--domain-id', '$(arg domain)', '--gantry']\n"
+        "  - executable: policy\n"
+    )
+    graph = load_graph(str(path))
+    assert [n.name for n in graph.resolve()] == ["policy"]
+    virtual = graph.resolve({"robot": "virtual", "domain": "7"})[0]
+    assert virtual.arguments == ("--domain-id", "7", "--gantry") and not virtual.ros
+    assert node_command(virtual, tmp_path / "unused.yaml")[1:] == [
+        "-m", "g1_teleop.virtual_robot", "--domain-id", "7", "--gantry"]
