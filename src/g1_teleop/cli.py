@@ -61,6 +61,12 @@ def _cmd_policies(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_virtual_robot(args: argparse.Namespace) -> int:
+    from g1_teleop.virtual_robot import run_from_args
+
+    return run_from_args(args)
+
+
 def _cmd_bench(args: argparse.Namespace) -> int:
     from g1_teleop.bench import BENCHMARKS
 
@@ -110,6 +116,14 @@ def build_parser() -> argparse.ArgumentParser:
     policies.add_argument("--dir", default=None, help="policy folder")
     policies.add_argument("--base-url", default=None, help="download from this base URL instead of upstream")
     policies.set_defaults(func=_cmd_policies)
+
+    from g1_teleop.virtual_robot import add_arguments as add_virtual_robot_arguments
+
+    virtual = sub.add_parser("virtual-robot", help="a MuJoCo G1 behind the robot's own DDS interface",
+                             description="Publish rt/lowstate at 500 Hz, apply rt/lowcmd (CRC checked) with PD "
+                                         "every physics step, read rt/wirelesscontroller; Ctrl-C or SIGTERM stops it.")
+    add_virtual_robot_arguments(virtual)
+    virtual.set_defaults(func=_cmd_virtual_robot)
 
     bench = sub.add_parser("bench", help="run a benchmark and print its figures as JSON")
     bench.add_argument("name", choices=sorted(BENCHMARKS))

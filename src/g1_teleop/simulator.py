@@ -119,9 +119,10 @@ class Simulator:
         d = self.data
         # mj_step evaluates sensors before it integrates: bring the position and velocity sensors (IMU
         # orientation and gyro) to the current state. The accelerometer keeps the last step's value.
-        mujoco.mj_fwdPosition(self.model, d)
+        mujoco.mj_kinematics(self.model, d)
+        mujoco.mj_comPos(self.model, d)
         mujoco.mj_sensorPos(self.model, d)
-        mujoco.mj_fwdVelocity(self.model, d)
+        mujoco.mj_comVel(self.model, d)
         mujoco.mj_sensorVel(self.model, d)
         quat = _read(d, self._imu["imu_quat"], 4, fallback=d.qpos[3:7])
         return SimState(
