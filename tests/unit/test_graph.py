@@ -27,11 +27,15 @@ def test_unknown_graph_lists_the_known_ones():
         load_graph("nope")
 
 
-def test_real_graph_declares_its_arguments_but_refuses_to_run_yet():
+def test_real_graph_runs_the_virtual_robot_only_when_asked():
     graph = load_graph("real")
-    assert {a.name for a in graph.arguments} >= {"robot", "network_interface", "robot_domain_id"}
-    with pytest.raises(GraphError, match="cannot run yet"):
-        graph.resolve()
+    real = graph.resolve()
+    assert [n.name for n in real] == ["hw_bridge", "policy", "retarget", "xr_input"]
+    assert real[0].parameters["robot_domain_id"] == 0 and real[0].parameters["network_interface"] == "eth0"
+    virtual = graph.resolve({"robot": "virtual", "network_interface": "lo", "robot_domain_id": "1"})
+    assert virtual[0].name == "virtual_robot" and not virtual[0].ros
+    assert virtual[0].arguments == ("--domain-id", "1", "--interface", "lo", "--gantry")
+    assert all(n.parameters.get("lockstep", False) is False for n in virtual[1:])
 
 
 def test_node_command_carries_name_params_and_remaps(tmp_path):

@@ -21,19 +21,22 @@ buttons of a Joy device on ``joy`` (messages with frame_id "wireless_remote" are
 Threads: the executor (ROS callbacks, logging, diagnostics), CycloneDDS's listener (LowState → latest
 sample, remote combinations, joint_states, imu, joy) and the LowCmd loop. They share immutable samples
 by reference and a queue of operator requests; the loop hands what happened to the executor through a
-guard condition and never logs or publishes itself. Shutdown: the loop writes damping for 50 ms and
+guard condition and publishes nothing itself. Shutdown: the loop writes damping for 50 ms and
 stops, then the robot's DDS closes, then rclpy.
 """
 
 from __future__ import annotations
 
 import collections
+import contextlib
+import os
 import sys
 import threading
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
+import rclpy.logging
 from diagnostic_msgs.msg import DiagnosticStatus
 from rclpy.node import Node
 from sensor_msgs.msg import Imu, JointState, Joy
@@ -81,6 +84,7 @@ class HwBridgeConfig:
     robot_domain_id: int = 0  # the robot's DDS domain (CycloneDDS)
     network_interface: str = "eth0"  # wired to the robot; lo for the virtual robot
     lowcmd_rate_hz: float = 500.0
+    lowcmd_priority: int = 0  # SCHED_FIFO priority (1–99) of the LowCmd thread; 0: normal scheduling
     state_publish_rate_hz: float = 200.0  # joint_states and imu (average; at most one per LowState)
     joy_publish_rate_hz: float = 50.0  # joy: the wireless remote (average; at most one per LowState)
     gain_profile: str = "default"  # gains of the policy's commands in ACTIVE
@@ -100,6 +104,8 @@ class HwBridgeConfig:
         for name in ("lowcmd_rate_hz", "state_publish_rate_hz", "joy_publish_rate_hz"):
             if not 0 < getattr(self, name) <= 2000:
                 raise ValueError(f"{name} = {getattr(self, name)}: must be in (0, 2000] Hz")
+        if not 0 <= self.lowcmd_priority <= 99:
+            raise ValueError(f"lowcmd_priority = {self.lowcmd_priority}: a SCHED_FIFO priority 1–99, or 0 for none")
         for name in ("start_combo", "activate_combo", "estop_combo"):
             try:
                 parse_combo(getattr(self, name))
@@ -155,6 +161,7 @@ class HwBridge(Node):
     def __init__(self) -> None:
         super().__init__("hw_bridge")
         self._loop: threading.Thread | None = None  # set once the robot's DDS is open
+        self._loop_failure: Exception | None = None
         self._dds: _RobotDds | None = None
         cfg = self.cfg = declare_config(self, HwBridgeConfig)
         safety_cfg = declare_config(self, BridgeSafetyConfig)
@@ -162,15 +169,18 @@ class HwBridge(Node):
         if len(robot.joint_names) != NUM_BODY_JOINTS:
             raise ConfigError(f"hw_bridge drives the {NUM_BODY_JOINTS}-joint G1; the model has "
                               f"{len(robot.joint_names)} joints")
-        self.safety = BridgeSafety(robot, safety_cfg)
+        try:
+            self.safety = BridgeSafety(robot, safety_cfg)
+            self.kp, self.kd = robot.gains(cfg.gain_profile)
+        except KeyError as exc:  # an unknown gain profile
+            raise ConfigError(f"invalid parameters for hw_bridge: {exc.args[0]}") from None
         self.joint_names = list(robot.joint_names)
         self.index = JointIndex(robot.joint_names)
-        self.kp, self.kd = robot.gains(cfg.gain_profile)
         self.combos = cfg.combos()
         self.joy_buttons = cfg.joy_buttons()
         self.warn = WarnOnce(self)
 
-        # Shared between threads: replaced whole, never mutated.
+        # Shared between threads: samples are replaced whole, never mutated.
         self._state: StateSample | None = None
         self._mode_machine = 0
         self._command: CommandSample | None = None
@@ -195,6 +205,7 @@ class HwBridge(Node):
         self._report_guard = self.create_guard_condition(self.handle_reports)
         self._cpu_mark = (time.monotonic(), time.process_time())
         self._loop_figures: dict[str, object] = {}
+        self._command_gap_max_s = 0.0  # longest wait between valid joint_commands, per diagnostics window
         self.diagnostics = Diagnostics(self, self.diagnostic_values)
         self.report(SafetyState.WAIT_FOR_STATE, "waiting for rt/lowstate")
 
@@ -211,6 +222,22 @@ class HwBridge(Node):
 
     # -- LowCmd loop (its own thread) --------------------------------------------------------------
     def lowcmd_loop(self) -> None:
+        try:
+            self._run_lowcmd_loop()
+        except Exception as exc:  # a bug: damp once if DDS still works, then let the executor raise it
+            with contextlib.suppress(Exception):
+                damping = JointCommand.damping(NUM_BODY_JOINTS, self.safety.damping_kd)
+                self._dds.write(lowcmd_to_cdr(pack_lowcmd(MODE_PR, self._mode_machine, **motor_slots(damping))[0]))
+            self._loop_failure = exc
+            self._report_guard.trigger()
+
+    def _run_lowcmd_loop(self) -> None:
+        if self.cfg.lowcmd_priority:
+            try:  # pid 0: this thread
+                os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(self.cfg.lowcmd_priority))
+            except OSError as exc:
+                self.get_logger().warning(f"LowCmd thread keeps normal scheduling: SCHED_FIFO "
+                                          f"{self.cfg.lowcmd_priority} refused ({exc}; needs CAP_SYS_NICE)")
         period = 1.0 / self.cfg.lowcmd_rate_hz
         next_tick = time.monotonic()
         last_start: float | None = None
@@ -254,6 +281,8 @@ class HwBridge(Node):
 
     # -- what the loop reports (executor thread) ---------------------------------------------------
     def handle_reports(self) -> None:
+        if self._loop_failure is not None:
+            raise RuntimeError("the LowCmd loop failed (one damping LowCmd was attempted)") from self._loop_failure
         logger = self.get_logger()
         while self._reports:
             output = self._reports.popleft()
@@ -282,10 +311,13 @@ class HwBridge(Node):
         self.diagnostics.set(level, f"{state.value}: {reason}")
 
     def diagnostic_values(self) -> dict[str, object]:
-        stats, self._stats = self._stats, _LoopStats()
+        """State, counters and the LowCmd loop's figures (over the last second or so)."""
+        state = self._state
         now, cpu = time.monotonic(), time.process_time()
-        wall = max(1e-9, now - self._cpu_mark[0])
-        if stats.periods:
+        wall = now - self._cpu_mark[0]
+        stats = self._stats
+        if wall >= 0.5 and stats.periods:  # a transition's extra publication keeps the previous figures
+            self._stats = _LoopStats()
             periods_ms, busy_us = np.array(stats.periods) * 1e3, np.array(stats.busy) * 1e6
             self._loop_figures = {
                 "lowcmd_period_p50_ms": round(float(np.percentile(periods_ms, 50)), 3),
@@ -295,9 +327,10 @@ class HwBridge(Node):
                 "lowcmd_tick_p99_us": round(float(np.percentile(busy_us, 99)), 1),
                 "lowcmd_loop_cpu_percent": round(100 * stats.thread_cpu_s / wall, 2),
                 "process_cpu_percent": round(100 * (cpu - self._cpu_mark[1]) / wall, 1),
+                "joint_command_gap_max_ms": round(self._command_gap_max_s * 1e3, 1),
             }
-        self._cpu_mark = (now, cpu)
-        state = self._state
+            self._command_gap_max_s = 0.0
+            self._cpu_mark = (now, cpu)
         return {
             "state": self.safety.state.value,
             "lowstate_age_ms": "none" if state is None else round((now - state.received_s) * 1e3, 1),
@@ -315,12 +348,12 @@ class HwBridge(Node):
             self.counts["lowstate_dropped"] += 1
             self.warn("lowstate_encoding", f"dropped rt/lowstate: {exc}")
             return
-        if self.cfg.lowstate_crc_check and lowstate_crc(packed) != int(unpack_lowstate(packed)["crc"]):
+        msg = unpack_lowstate(packed)
+        if self.cfg.lowstate_crc_check and lowstate_crc(packed) != int(msg["crc"]):
             self.counts["lowstate_dropped"] += 1
             self.warn("lowstate_crc", "dropped rt/lowstate: its CRC does not match (if every sample fails, the "
                                       "robot does not fill it: lowstate_crc_check:=false)")
             return
-        msg = unpack_lowstate(packed)
         motors = msg["motor_state"][:NUM_BODY_JOINTS]
         q, dq = motors["q"].astype(float), motors["dq"].astype(float)
         imu = msg["imu_state"]
@@ -396,6 +429,8 @@ class HwBridge(Node):
         zeros = np.zeros(len(self.index))
         command = JointCommand(q=vec.position, dq=zeros if vec.velocity is None else vec.velocity,
                                tau_ff=zeros if vec.effort is None else vec.effort, kp=self.kp, kd=self.kd)
+        if self._command is not None:
+            self._command_gap_max_s = max(self._command_gap_max_s, received_s - self._command.received_s)
         self._command = CommandSample(received_s, command)
         self.counts["commands_received"] += 1
 
@@ -408,9 +443,10 @@ class HwBridge(Node):
         if self._dds is not None:
             self._dds.close()
             self._dds = None
-        while self._reports:  # the shutdown damping, logged here: the executor no longer runs
+        logger = rclpy.logging.get_logger(f"{self.get_name()}.shutdown")  # ROS may be down: console only
+        while self._reports:  # the shutdown damping: the executor no longer runs
             for transition in self._reports.popleft().transitions:
-                self.get_logger().warning(f"safety: {transition}")
+                logger.warning(f"safety: {transition}")
         super().destroy_node()
 
 
