@@ -370,12 +370,15 @@ class HwBridge(Node):
                 if combo_pressed(self._previous_remote, remote, combo):
                     self.request(OperatorEvent(action, "wireless remote"))
             self._previous_remote = remote
-        if not self.context.ok():  # a signal shut ROS down; DDS closes right after
-            return
-        if self._state_due(received_s):
-            self.publish_state(q, dq, motors["tau_est"].astype(float), imu)
-        if remote is not None and self._joy_due(received_s):
-            self.publish_remote(remote)
+        try:
+            if self._state_due(received_s):
+                self.publish_state(q, dq, motors["tau_est"].astype(float), imu)
+            if remote is not None and self._joy_due(received_s):
+                self.publish_remote(remote)
+        except Exception:
+            if self.context.ok():
+                raise
+            # A signal shut ROS down while this DDS thread was publishing; DDS closes right after.
 
     def publish_state(self, q: np.ndarray, dq: np.ndarray, tau: np.ndarray, imu: np.ndarray) -> None:
         stamp = self.get_clock().now().to_msg()
