@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 import yaml
 
+from g1_teleop.config_location import ConfigLocation
 from g1_teleop.policy_files import missing_file_message, resolve_policy_dir
 from g1_teleop.robot import NUM_JOINTS
 
@@ -123,7 +124,7 @@ def load_policy_config(path: str | Path, policy_dir: str | Path | None = None) -
         raw = yaml.safe_load(source.read_text())
     except (OSError, yaml.YAMLError, UnicodeDecodeError) as exc:
         raise PolicyConfigError(f"{source}: cannot read: {exc}") from exc
-    where = _Where(str(source))
+    where = ConfigLocation(str(source), PolicyConfigError)
     if not isinstance(raw, dict):
         raise PolicyConfigError(f"{source}: expected a mapping at the top level")
     rl_gym_form = "leg_joint2motor_idx" in raw
@@ -196,23 +197,7 @@ def load_policy_config(path: str | Path, policy_dir: str | Path | None = None) -
     )
 
 
-class _Where:
-    """Location of a value, for error messages: ``file: key.path``."""
-
-    def __init__(self, file: str, path: str = "") -> None:
-        self.file = file
-        self.path = path
-
-    def key(self, key: str | int) -> _Where:
-        if isinstance(key, int):
-            return _Where(self.file, f"{self.path}[{key}]")
-        return _Where(self.file, f"{self.path}.{key}" if self.path else key)
-
-    def error(self, problem: str) -> PolicyConfigError:
-        return PolicyConfigError(f"{self.file}: {self.path}: {problem}" if self.path else f"{self.file}: {problem}")
-
-
-def _check_keys(mapping: dict, required: tuple[str, ...], optional: tuple[str, ...], where: _Where,
+def _check_keys(mapping: dict, required: tuple[str, ...], optional: tuple[str, ...], where: ConfigLocation,
                 hint: str = "") -> None:
     missing = [k for k in required if k not in mapping]
     unknown = [str(k) for k in mapping if k not in required and k not in optional]
@@ -228,7 +213,7 @@ def _frozen(values: Any, dtype: type = float) -> np.ndarray:
     return array
 
 
-def _number(value: Any, where: _Where, minimum: float | None = None, strict: bool = False) -> float:
+def _number(value: Any, where: ConfigLocation, minimum: float | None = None, strict: bool = False) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise where.error(f"expected a finite number, got {value!r}")
     if minimum is not None and (value < minimum or (strict and value == minimum)):
@@ -236,7 +221,7 @@ def _number(value: Any, where: _Where, minimum: float | None = None, strict: boo
     return float(value)
 
 
-def _integer(value: Any, where: _Where, minimum: int) -> int:
+def _integer(value: Any, where: ConfigLocation, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise where.error(f"expected an integer, got {value!r}")
     if value < minimum:
@@ -244,20 +229,20 @@ def _integer(value: Any, where: _Where, minimum: int) -> int:
     return value
 
 
-def _boolean(value: Any, where: _Where) -> bool:
+def _boolean(value: Any, where: ConfigLocation) -> bool:
     if not isinstance(value, bool):
         raise where.error(f"expected true or false, got {value!r}")
     return value
 
 
-def _vector(value: Any, size: int, where: _Where, minimum: float | None = None) -> np.ndarray:
+def _vector(value: Any, size: int, where: ConfigLocation, minimum: float | None = None) -> np.ndarray:
     if not isinstance(value, list) or len(value) != size:
         got = f"{len(value)} entries" if isinstance(value, list) else repr(value)
         raise where.error(f"expected a list of {size} numbers, got {got}")
     return np.array([_number(v, where.key(i), minimum=minimum) for i, v in enumerate(value)])
 
 
-def _indices(value: Any, where: _Where) -> np.ndarray:
+def _indices(value: Any, where: ConfigLocation) -> np.ndarray:
     """Distinct joint indices in [0, 29), as a read-only int array."""
     if not isinstance(value, list) or not value:
         raise where.error(f"expected a non-empty list of joint indices, got {value!r}")
@@ -271,11 +256,11 @@ def _indices(value: Any, where: _Where) -> np.ndarray:
     return _frozen(indices, dtype=np.intp)
 
 
-def _optional_limit(value: Any, where: _Where) -> float | None:
+def _optional_limit(value: Any, where: ConfigLocation) -> float | None:
     return None if value is None else _number(value, where, minimum=0.0, strict=True)
 
 
-def _observation(raw: dict, rl_gym_form: bool, use_gait: bool, where: _Where) -> ObservationLayout:
+def _observation(raw: dict, rl_gym_form: bool, use_gait: bool, where: ConfigLocation) -> ObservationLayout:
     value = raw.get("observation")
     if value is None:
         if rl_gym_form:
@@ -288,7 +273,7 @@ def _observation(raw: dict, rl_gym_form: bool, use_gait: bool, where: _Where) ->
         raise where.key("observation").error(f"unknown layout {value!r}; expected one of {names}") from None
 
 
-def _rl_gym_joint_vectors(raw: dict, where: _Where) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _rl_gym_joint_vectors(raw: dict, where: ConfigLocation) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """29-joint kps, kds, default angles from the legs and arm/waist halves, and the leg indices."""
     legs = _indices(raw["leg_joint2motor_idx"], where.key("leg_joint2motor_idx"))
     others = _indices(raw["arm_waist_joint2motor_idx"], where.key("arm_waist_joint2motor_idx"))
@@ -306,7 +291,7 @@ def _rl_gym_joint_vectors(raw: dict, where: _Where) -> tuple[np.ndarray, np.ndar
     return vectors[0], vectors[1], vectors[2], legs
 
 
-def _gait(value: Any, where: _Where) -> GaitParameters:
+def _gait(value: Any, where: ConfigLocation) -> GaitParameters:
     if not isinstance(value, dict):
         raise where.error(f"expected a mapping, got {value!r}")
     _check_keys(value, _GAIT_REQUIRED, _GAIT_IGNORED, where)
@@ -320,7 +305,7 @@ def _gait(value: Any, where: _Where) -> GaitParameters:
     )
 
 
-def _policy_path(value: Any, policy_dir: Path, where: _Where) -> Path:
+def _policy_path(value: Any, policy_dir: Path, where: ConfigLocation) -> Path:
     if not isinstance(value, str) or not value.strip():
         raise where.error(f"expected a file path, got {value!r}")
     path = Path(value.replace(_ROOT_PLACEHOLDER + "/", "").replace(_ROOT_PLACEHOLDER, "")).expanduser()

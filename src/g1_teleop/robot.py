@@ -21,6 +21,7 @@ import numpy as np
 import pinocchio as pin
 import yaml
 
+from g1_teleop.config_location import ConfigLocation
 from g1_teleop.paths import config_path, urdf_path
 
 NUM_JOINTS = 29
@@ -128,7 +129,7 @@ def load_robot(config: Path | None = None, model: Path | None = None) -> Robot:
         raw = yaml.safe_load(config_file.read_text())
     except (OSError, yaml.YAMLError) as exc:
         raise RobotConfigError(f"{config_file}: cannot read: {exc}") from exc
-    where = _Where(str(config_file))
+    where = ConfigLocation(str(config_file), RobotConfigError)
     if not isinstance(raw, dict):
         raise RobotConfigError(f"{config_file}: expected a mapping at the top level")
     _check_keys(raw, _TOP_KEYS, _TOP_KEYS, where)
@@ -192,32 +193,13 @@ def load_robot(config: Path | None = None, model: Path | None = None) -> Robot:
     )
 
 
-class _Where:
-    """Location of a value in the configuration, for error messages: ``file: key.path``."""
-
-    def __init__(self, file: str, path: str = "") -> None:
-        self.file = file
-        self.path = path
-
-    def key(self, key: str | int) -> _Where:
-        if isinstance(key, int):
-            return _Where(self.file, f"{self.path}[{key}]")
-        return _Where(self.file, f"{self.path}.{key}" if self.path else key)
-
-    def error(self, problem: str) -> RobotConfigError:
-        return RobotConfigError(f"{self.file}: {self.path}: {problem}")
-
-    def __str__(self) -> str:
-        return f"{self.file}: {self.path}"
-
-
 def _frozen(values: Any) -> np.ndarray:
     array = np.array(values, dtype=float)
     array.flags.writeable = False
     return array
 
 
-def _check_keys(mapping: Any, required: Sequence[str], allowed: Sequence[str], where: _Where) -> None:
+def _check_keys(mapping: Any, required: Sequence[str], allowed: Sequence[str], where: ConfigLocation) -> None:
     if not isinstance(mapping, dict):
         raise where.error(f"expected a mapping, got {type(mapping).__name__}")
     missing = [k for k in required if k not in mapping]
@@ -228,13 +210,13 @@ def _check_keys(mapping: Any, required: Sequence[str], allowed: Sequence[str], w
         raise where.error(f"unknown key(s) {', '.join(unknown)}; expected {', '.join(allowed)}")
 
 
-def _string(value: Any, where: _Where) -> str:
+def _string(value: Any, where: ConfigLocation) -> str:
     if not isinstance(value, str) or not value:
         raise where.error(f"expected a non-empty string, got {value!r}")
     return value
 
 
-def _number(value: Any, where: _Where, minimum: float | None = None, strict: bool = False) -> float:
+def _number(value: Any, where: ConfigLocation, minimum: float | None = None, strict: bool = False) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise where.error(f"expected a finite number, got {value!r}")
     if minimum is not None and (value < minimum or (strict and value == minimum)):
@@ -242,13 +224,13 @@ def _number(value: Any, where: _Where, minimum: float | None = None, strict: boo
     return float(value)
 
 
-def _vector(value: Any, size: int, where: _Where) -> np.ndarray:
+def _vector(value: Any, size: int, where: ConfigLocation) -> np.ndarray:
     if not isinstance(value, list) or len(value) != size:
         raise where.error(f"expected a list of {size} numbers, got {value!r}")
     return np.array([_number(v, where.key(i)) for i, v in enumerate(value)])
 
 
-def _parse_joints(value: Any, where: _Where) -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:
+def _parse_joints(value: Any, where: ConfigLocation) -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:
     if not isinstance(value, list) or len(value) != NUM_JOINTS:
         count = len(value) if isinstance(value, list) else type(value).__name__
         raise where.error(f"expected a list of {NUM_JOINTS} joints in DDS order, got {count}")
@@ -265,7 +247,7 @@ def _parse_joints(value: Any, where: _Where) -> tuple[tuple[str, ...], np.ndarra
     return tuple(names), np.array(velocity), np.array(default)
 
 
-def _per_joint(value: Any, joint_names: Sequence[str], where: _Where) -> np.ndarray:
+def _per_joint(value: Any, joint_names: Sequence[str], where: ConfigLocation) -> np.ndarray:
     """A non-negative number for every joint, or a list in joint order."""
     if isinstance(value, list):
         values = _vector(value, len(joint_names), where)
@@ -277,7 +259,7 @@ def _per_joint(value: Any, joint_names: Sequence[str], where: _Where) -> np.ndar
 
 
 def _parse_gain_profiles(
-    value: Any, joint_names: Sequence[str], where: _Where
+    value: Any, joint_names: Sequence[str], where: ConfigLocation
 ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     if not isinstance(value, dict) or not value:
         raise where.error("expected a non-empty mapping of profile name -> {kp, kd}")
@@ -290,7 +272,7 @@ def _parse_gain_profiles(
     return profiles
 
 
-def _parse_dynamics(value: Any, joint_names: Sequence[str], where: _Where) -> dict[str, np.ndarray]:
+def _parse_dynamics(value: Any, joint_names: Sequence[str], where: ConfigLocation) -> dict[str, np.ndarray]:
     _check_keys(value, _DYNAMICS_KEYS, _DYNAMICS_KEYS, where)
     dynamics = {}
     for key in _DYNAMICS_KEYS:
@@ -311,7 +293,7 @@ def _parse_dynamics(value: Any, joint_names: Sequence[str], where: _Where) -> di
     return dynamics
 
 
-def _parse_frames(value: Any, where: _Where) -> dict[str, FixedFrame]:
+def _parse_frames(value: Any, where: ConfigLocation) -> dict[str, FixedFrame]:
     _check_keys(value, FRAME_ROLES, FRAME_ROLES, where)
     frames = {}
     keys = ("name", "parent", "position", "quat_wxyz")
@@ -334,7 +316,7 @@ def _parse_frames(value: Any, where: _Where) -> dict[str, FixedFrame]:
     return frames
 
 
-def _parse_self_collision(value: Any, where: _Where) -> SelfCollision:
+def _parse_self_collision(value: Any, where: ConfigLocation) -> SelfCollision:
     _check_keys(value, ("groups", "pairs"), ("groups", "pairs"), where)
     groups_at = where.key("groups")
     if not isinstance(value["groups"], dict):
