@@ -6,7 +6,9 @@
 - WAIT_FOR_STATE: no LowState yet, nothing is written.
 - ZERO_TORQUE: kp = kd = 0 until the operator starts.
 - RAMP: a linear move from the pose measured at the start to the default pose (``ramp_duration_s``).
-- HOLD: the default pose with the hold gains; ACTIVE: the policy's commands.
+- HOLD: the default pose with the hold gains; ACTIVE: the policy's commands, blended in from the hold
+  command over ``activate_blend_s`` (targets, feed-forward and gains move linearly from one to the other),
+  so that a policy whose first targets are far from the held pose does not jerk the robot.
 - DAMP: kp = 0, kd from the damping gain profile. Entered from any state on an operator e-stop, on no
   valid joint_command for more than ``command_timeout_s`` while ACTIVE, on a LowState older than
   ``state_timeout_s`` (then nothing is written until a fresh one arrives), on a joint velocity above its
@@ -61,6 +63,7 @@ class BridgeSafetyConfig:
     """Thresholds of the state machine (s, rad, dimensionless scales) and the gain profiles it uses."""
 
     ramp_duration_s: float = 2.0
+    activate_blend_s: float = 1.0  # HOLD → ACTIVE: from the hold command to the policy's over this time; 0: at once
     command_timeout_s: float = 0.05  # ACTIVE: damp when the last valid joint_command is older
     state_timeout_s: float = 0.1  # damp and stop writing when the last LowState is older
     max_tilt_rad: float = 0.8  # pelvis z axis away from the world's vertical: a fall
@@ -77,6 +80,9 @@ class BridgeSafetyConfig:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < float("inf"):
                 raise ValueError(f"bridge safety: {name} = {value!r}: must be a positive finite number")
+        if isinstance(self.activate_blend_s, bool) or not isinstance(self.activate_blend_s, int | float) \
+                or not 0 <= self.activate_blend_s < float("inf"):
+            raise ValueError(f"bridge safety: activate_blend_s = {self.activate_blend_s!r}: must be finite and >= 0")
         if isinstance(self.max_tilt_rad, bool) or not isinstance(self.max_tilt_rad, int | float) \
                 or not 0 < self.max_tilt_rad < np.pi:
             raise ValueError(f"bridge safety: max_tilt_rad = {self.max_tilt_rad!r}: must be in (0, π) rad")
@@ -149,6 +155,7 @@ class BridgeSafety:
         self._command: CommandSample | None = None  # the latest valid command
         self._seen_command_s: float | None = None  # received_s of the latest command looked at
         self._ramp_start_s = 0.0
+        self._active_start_s = 0.0
         self._ramp_from_q = robot.default_q
         self._last_tick_s: float | None = None
         self._writing = False  # the last tick returned a command
@@ -180,6 +187,8 @@ class BridgeSafety:
                 self._ramp_start_s = now_s
                 self._ramp_from_q = np.array(state.q, dtype=float)
                 self._limiter.reset(self._ramp_from_q)
+            elif target is SafetyState.ACTIVE:
+                self._active_start_s = now_s
 
         if command is not None and command.received_s != self._seen_command_s:
             self._seen_command_s = command.received_s
@@ -286,6 +295,9 @@ class BridgeSafety:
         go(SafetyState.ACTIVE, f"operator activate ({event.source})")
         return None
 
+    def _hold_command(self) -> JointCommand:
+        return JointCommand.hold(self.default_q, self.hold_kp, self.hold_kd)
+
     def _target(self, now_s: float, state: StateSample) -> JointCommand:
         """The limited command for the current state, from a fresh LowState."""
         n = len(self.joint_names)
@@ -298,10 +310,13 @@ class BridgeSafety:
             q = self._ramp_from_q + alpha * (self.default_q - self._ramp_from_q)
             wanted = JointCommand.hold(q, self.hold_kp, self.hold_kd)
         elif self._state is SafetyState.HOLD:
-            wanted = JointCommand.hold(self.default_q, self.hold_kp, self.hold_kd)
+            wanted = self._hold_command()
         else:
             assert self._state is SafetyState.ACTIVE and self._command is not None
             wanted = self._command.command
+            blend_s = self.config.activate_blend_s
+            if now_s - self._active_start_s < blend_s:
+                wanted = self._hold_command().blend(wanted, (now_s - self._active_start_s) / blend_s)
         dt = 0.0 if self._last_tick_s is None else max(0.0, now_s - self._last_tick_s)
         limited = self._limiter.apply(wanted, dt)
         # Stiffness torque bound: keep q* within bound/kp of the measured q (joints with kp = 0 are free).

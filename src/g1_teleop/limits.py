@@ -51,6 +51,12 @@ class JointCommand:
         zeros = np.zeros_like(q)
         return cls(q=q.copy(), dq=zeros.copy(), tau_ff=zeros.copy(), kp=kp.copy(), kd=kd.copy())
 
+    def blend(self, other: JointCommand, alpha: float) -> JointCommand:
+        """(1 − alpha)·self + alpha·other, field by field (targets, feed-forward and gains)."""
+        return JointCommand(*((1.0 - alpha) * a + alpha * b for a, b in (
+            (self.q, other.q), (self.dq, other.dq), (self.tau_ff, other.tau_ff), (self.kp, other.kp),
+            (self.kd, other.kd))))
+
     @classmethod
     def damping(cls, n: int, kd: float | np.ndarray) -> JointCommand:
         """No stiffness, only damping: the joints go limp but slow (the fall-back safe state)."""

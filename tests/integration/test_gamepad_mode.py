@@ -54,6 +54,10 @@ def test_each_hand_moves_where_its_stick_points(rclpy_context, robot):
         while not states and time.monotonic() < deadline:
             executor.spin_once(timeout_sec=0.1)
         assert states, "no joint_states:\n" + "\n".join(lines)
+        # The gamepad is heard by retarget and policy: both must have matched it before it moves.
+        while joy.get_subscription_count() < 2 and time.monotonic() < deadline:
+            executor.spin_once(timeout_sec=0.1)
+        assert joy.get_subscription_count() >= 2, "retarget and policy did not subscribe to joy"
         drive([0.0] * 6, [0] * 8, 1.0)  # settle, sticks centred
         left0, right0 = hands()
         axes = [0.0] * 6

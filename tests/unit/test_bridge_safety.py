@@ -31,6 +31,7 @@ class Bench:
 
     def __init__(self, robot, **config):
         self.robot = robot
+        config.setdefault("activate_blend_s", 0.0)  # the policy's commands at once, unless a test blends
         self.safety = BridgeSafety(robot, BridgeSafetyConfig(**config))
         self.t = 100.0
         self.q = robot.default_q + 0.1  # measured pose: 0.1 rad from the default on every joint
@@ -75,7 +76,8 @@ def only_transition(out):
 
 @pytest.mark.parametrize(("field", "value"), [("ramp_duration_s", 0.0), ("command_timeout_s", -0.05),
                                               ("state_timeout_s", float("nan")), ("max_tilt_rad", 3.5),
-                                              ("pd_torque_scale", True), ("hold_gain_profile", "")])
+                                              ("pd_torque_scale", True), ("hold_gain_profile", ""),
+                                              ("activate_blend_s", -0.1)])
 def test_config_is_validated_at_load(field, value):
     with pytest.raises(ValueError, match=f"bridge safety: {field} = "):
         BridgeSafetyConfig(**{field: value})
@@ -271,6 +273,60 @@ def test_estop_wins_over_start_in_the_same_tick(robot):
     out = bench.tick(START, ESTOP)
     assert bench.safety.state is S.DAMP
     assert out.notices == ("start from remote refused: an e-stop arrived in the same tick",)
+
+
+def test_activation_blends_from_the_hold_command_to_the_policys(robot):
+    bench = Bench(robot, ramp_duration_s=0.1, activate_blend_s=0.5)
+    bench.to_hold()
+    hold_kp, hold_kd = robot.gains("default")
+    command = bench.policy_command(offset=0.02)
+    command.kp, command.kd = 2.0 * hold_kp, 3.0 * hold_kd
+    bench.send(command)
+    at_activation = bench.tick(ACTIVATE).command
+    np.testing.assert_allclose(at_activation.q, robot.default_q)
+    np.testing.assert_allclose(at_activation.kp, hold_kp)
+    np.testing.assert_allclose(at_activation.tau_ff, 0.0)
+    for _ in range(125):  # 0.25 s after activation: half way
+        bench.send(command)
+        halfway = bench.tick().command
+    np.testing.assert_allclose(halfway.q, robot.default_q + 0.01)
+    np.testing.assert_allclose(halfway.kp, 1.5 * hold_kp)
+    np.testing.assert_allclose(halfway.kd, 2.0 * hold_kd)
+    np.testing.assert_allclose(halfway.dq, 0.05)
+    np.testing.assert_allclose(halfway.tau_ff, 0.25)
+    for _ in range(125):
+        bench.send(command)
+        done = bench.tick().command
+    np.testing.assert_allclose(done.q, command.q)
+    np.testing.assert_allclose(done.kp, command.kp)
+    np.testing.assert_allclose(done.tau_ff, command.tau_ff)
+
+
+def test_a_policy_far_from_the_held_pose_is_reached_gently(robot):
+    bench = Bench(robot, ramp_duration_s=0.1, activate_blend_s=1.0, pd_torque_scale=1000.0)
+    bench.to_hold()
+    far = bench.policy_command(offset=0.3)
+    far.q = np.clip(far.q, robot.q_lower, robot.q_upper)
+    bench.send(far)
+    targets = [bench.tick(ACTIVATE).command.q]
+    for _ in range(600):
+        bench.send(far)
+        targets.append(bench.tick().command.q)
+    steps = np.abs(np.diff(targets, axis=0))
+    assert steps.max() <= 0.3 * TICK / 1.0 + 1e-12  # 0.3 rad over 1 s, not 0.3 rad at once
+    np.testing.assert_allclose(targets[-1], far.q)
+
+
+def test_every_activation_blends_again(robot):
+    bench = Bench(robot, ramp_duration_s=0.1, activate_blend_s=0.5)
+    bench.to_active()
+    bench.tick(ESTOP)
+    bench.send(bench.policy_command(offset=0.2))
+    bench.tick(START)
+    bench.tick(dt=0.1 + TICK)
+    assert bench.safety.state is S.HOLD
+    bench.send(bench.policy_command(offset=0.2))
+    np.testing.assert_allclose(bench.tick(ACTIVATE).command.q, robot.default_q)
 
 
 def test_bad_commands_are_rejected_and_do_not_feed_the_watchdog(robot):

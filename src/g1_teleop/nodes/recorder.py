@@ -23,8 +23,8 @@ _BEST_EFFORT = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=200, reliabilit
 
 
 class Recorder(Node):
-    def __init__(self, joint_names: tuple[str, ...], node_name: str = "recorder") -> None:
-        super().__init__(node_name)
+    def __init__(self, joint_names: tuple[str, ...], node_name: str = "recorder", context=None) -> None:
+        super().__init__(node_name, context=context)
         self.joints = JointIndex(joint_names)
         self.arm_joints = JointIndex([joint_names[i] for i in ARM_INDICES])
         self.buffer = RecordingBuffer()

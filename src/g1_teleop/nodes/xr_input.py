@@ -5,6 +5,10 @@ OpenXR headset would report and sent through the same XR→robot conversion a he
 (g1_teleop.xr_frames). Publishes xr/head (headset world, robot basis), xr/left_wrist, xr/right_wrist
 (pelvis frame: the IK targets of left_ee / right_ee) and joy, stamped with the sample time. Lockstep:
 one sample per simulation clock tick; otherwise samples at the scenario's device rate.
+
+Playback starts with the first sample when ``autoplay`` is true. Otherwise the scenario's first sample is
+published (the operator holding still) until a call of the service xr_input/play (std_srvs/Trigger),
+which plays the scenario from its start; each call restarts it. On a robot: activate the bridge, then play.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
 from scipy.spatial.transform import Rotation
 from sensor_msgs.msg import Joy
+from std_srvs.srv import Trigger
 
 from g1_teleop.nodes.common import QOS_SENSOR, QOS_STATE, Diagnostics, declare_config, run, stamp_ns, to_stamp
 from g1_teleop.paths import scenario_path
@@ -32,6 +37,7 @@ class XrInputConfig:
     scenario: str = "default"  # a name in config/scenarios/ or a YAML path
     rate_hz: float = 0.0  # 0: the scenario's device rate
     lockstep: bool = True
+    autoplay: bool = True  # false: hold the first sample until xr_input/play
     # head: wrists relative to the head position (OpenWBT/televuer); body: relative to a body-fixed frame
     # (the neck pivot, heading calibrated on the first sample), so turning the head does not move the arms.
     wrist_reference: str = "head"
@@ -67,13 +73,23 @@ class XrInput(Node):
         self.start_ns: int | None = None
         self.body: BodyReference | None = None
         self.last_stamp_ns = -1
-        self.diagnostics = Diagnostics(self, lambda: {"source": cfg.source, "samples": self.samples})
+        self.playing = cfg.autoplay
+        self.diagnostics = Diagnostics(self, lambda: {"source": cfg.source, "samples": self.samples,
+                                                      "playing": self.playing})
+        self.create_service(Trigger, "xr_input/play", self.on_play)
         if cfg.lockstep:
             self.create_subscription(Clock, "/clock", self.on_clock, QOS_STATE)
         else:
             self.create_timer(1.0 / (cfg.rate_hz or self.scenario.sample_rate_hz), self.on_timer)
         self.get_logger().info(f"scenario {self.scenario.source}: {self.scenario.description} "
                                f"({self.scenario.duration:g} s)")
+
+    def on_play(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        self.playing, self.start_ns = True, None
+        response.success = True
+        response.message = f"playing {self.scenario.source} from its start ({self.scenario.duration:g} s)"
+        self.get_logger().info(response.message)
+        return response
 
     def on_clock(self, msg: Clock) -> None:
         self.publish_sample(stamp_ns(msg.clock))
@@ -84,9 +100,9 @@ class XrInput(Node):
     def publish_sample(self, now_ns: int) -> None:
         """Publish the operator sample for ``now_ns``; the same stamp again is published again (lockstep
         re-publication), in the same form."""
-        if self.start_ns is None:
+        if self.start_ns is None and self.playing:
             self.start_ns = now_ns
-        sample = self.scenario.sample((now_ns - self.start_ns) / 1e9)
+        sample = self.scenario.sample(0.0 if self.start_ns is None else (now_ns - self.start_ns) / 1e9)
         if self.cfg.wrist_reference == "body" and self.body is None:
             self.body = BodyReference.calibrate(sample.world_T_head)
         headset = robot_to_openxr(sample.world_T_head, sample.pelvis_T_left_wrist, sample.pelvis_T_right_wrist,
