@@ -9,6 +9,10 @@ from dataclasses import dataclass
 import numpy as np
 
 
+class BenchError(RuntimeError):
+    """A benchmark could not run (its message says why and what to do)."""
+
+
 def _percentiles(prefix: str, samples_s: list[float]) -> dict[str, float]:
     ms = np.asarray(samples_s) * 1e3
     return {f"{prefix}_p50_ms": round(float(np.percentile(ms, 50)), 4),
@@ -160,4 +164,12 @@ def bench_policy(ticks: int = 1000) -> dict[str, float]:
             "ticks": ticks}
 
 
-BENCHMARKS: dict[str, Callable[[], dict[str, float]]] = {"sim": bench_sim, "ik": bench_ik, "policy": bench_policy}
+def bench_lowcmd() -> dict[str, float]:
+    """The hardware bridge's LowCmd path against the virtual robot (:mod:`g1_teleop.bench_lowcmd`)."""
+    from g1_teleop.bench_lowcmd import bench_lowcmd as run
+
+    return run()
+
+
+BENCHMARKS: dict[str, Callable[[], dict[str, float]]] = {"sim": bench_sim, "ik": bench_ik, "policy": bench_policy,
+                                                         "lowcmd": bench_lowcmd}

@@ -68,9 +68,13 @@ def _cmd_virtual_robot(args: argparse.Namespace) -> int:
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
-    from g1_teleop.bench import BENCHMARKS
+    from g1_teleop.bench import BENCHMARKS, BenchError
 
-    figures = BENCHMARKS[args.name]()
+    try:
+        figures = BENCHMARKS[args.name]()
+    except BenchError as exc:
+        print(f"g1-teleop bench {args.name}: {exc}", file=sys.stderr)
+        return 1
     print(json.dumps(figures) if args.json else json.dumps(figures, indent=2))
     return 0
 

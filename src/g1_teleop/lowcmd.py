@@ -34,6 +34,7 @@ NUM_MOTOR_SLOTS = 35
 NUM_BODY_JOINTS = 29  # slots 29–34 carry no body joint
 LOWCMD_SIZE = 1004
 MOTOR_ENABLE = 1  # MotorCmd.mode of a driven motor; 0 disables it
+MODE_PR = 0  # LowCmd.mode_pr: ankle and waist motors addressed as pitch/roll joints (the 29-joint order)
 
 _MOTOR_WORDS = 7  # MotorCmd: mode (uint8 + 3 pad), q, dq, tau, kp, kd, reserve
 _MOTORS_START_WORD = 1

@@ -54,7 +54,7 @@ from g1_teleop.bridge_safety import (
 )
 from g1_teleop.joint_vector import JointIndex, MalformedJointMessage
 from g1_teleop.limits import JointCommand
-from g1_teleop.lowcmd import NUM_BODY_JOINTS, lowcmd_to_cdr, motor_slots, pack_lowcmd
+from g1_teleop.lowcmd import MODE_PR, NUM_BODY_JOINTS, lowcmd_to_cdr, motor_slots, pack_lowcmd
 from g1_teleop.lowstate import lowstate_crc, lowstate_from_cdr, unpack_lowstate
 from g1_teleop.nodes.common import (
     QOS_COMMAND,
@@ -70,7 +70,6 @@ from g1_teleop.robot import load_robot
 from g1_teleop.wireless_remote import WirelessRemote, combo_pressed, parse_combo, parse_wireless_remote
 
 REMOTE_FRAME = "wireless_remote"  # frame_id of the joy messages this node publishes
-MODE_PR = 0  # LowCmd.mode_pr: ankle and waist motors addressed as pitch/roll joints (the 29-joint order)
 SHUTDOWN_DAMP_S = 0.05  # on shutdown, write damping this long before the loop stops
 COUNTERS = ("lowstate_received", "lowstate_dropped", "lowcmd_written", "lowcmd_write_errors", "commands_received",
             "commands_rejected", "operator_events")  # on diagnostics
