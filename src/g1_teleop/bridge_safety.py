@@ -64,7 +64,9 @@ class BridgeSafetyConfig:
 
     ramp_duration_s: float = 2.0
     activate_blend_s: float = 1.0  # HOLD → ACTIVE: from the hold command to the policy's over this time; 0: at once
-    command_timeout_s: float = 0.05  # ACTIVE: damp when the last valid joint_command is older
+    # ACTIVE: damp when the last valid joint_command is older. 45 ms, so that with one 2 ms write tick and
+    # DDS delivery at both ends the first damping LowCmd reaches the robot within 50 ms of the last command.
+    command_timeout_s: float = 0.045
     state_timeout_s: float = 0.1  # damp and stop writing when the last LowState is older
     max_tilt_rad: float = 0.8  # pelvis z axis away from the world's vertical: a fall
     velocity_fault_scale: float = 1.0  # damp when |dq| > scale · velocity limit

@@ -44,7 +44,7 @@ ELBOW = NAMES.index("left_elbow_joint")
 HOLD_KP = ROBOT.gains("default")[0]
 DAMPING_KD = ROBOT.gains("damping")[1]
 POLICY_PERIOD_S = 0.01  # the fake policy's (the graph's runs at 50 Hz): margin for a loaded test machine
-COMMAND_TIMEOUT_S = 0.05  # BridgeSafetyConfig's default: the subject of the damping test
+COMMAND_TIMEOUT_S = 0.045  # BridgeSafetyConfig's default: the subject of the damping test
 # Elsewhere a longer one, so that a loaded test machine (a process starved for ~50 ms, seen on 2 shared
 # cores) does not end an ACTIVE phase early.
 RELAXED = {"command_timeout_s": 0.25}
@@ -337,7 +337,9 @@ def test_missing_commands_damp_within_the_timeout(make_rig):
         detected.append(float(age.group(1)))
     print(f"\nlast joint_command published → first damping LowCmd at the probe: {percentiles_ms(latencies)}"
           f"\nlast joint_command received → DAMP (the bridge's figure): {percentiles_ms(detected)}"
-          f"\n(timeout {COMMAND_TIMEOUT_S * 1e3:.0f} ms; ACTIVE phases ended early by a starved process: {starved})")
+          f"\n(timeout {COMMAND_TIMEOUT_S * 1e3:.0f} ms; within 50 ms end to end: "
+          f"{sum(latency <= 0.05 for latency in latencies)}/{len(latencies)}; "
+          f"ACTIVE phases ended early by a starved process: {starved})")
     assert len(latencies) == 20, f"{starved} ACTIVE phases ended before the commands stopped"
     assert min(latencies) > COMMAND_TIMEOUT_S - 0.005  # never before the timeout
     assert min(detected) >= COMMAND_TIMEOUT_S  # (the reason rounds to 1 ms)
