@@ -171,8 +171,9 @@ class SimBridge(Node):
         if freshness != self.freshness:
             self._report(freshness)
         command = self.damping if freshness is Freshness.DAMP else self.command
-        if freshness is Freshness.HOLD:
-            command = JointCommand.hold(self.command.q, self.kp, self.kd)
+        if freshness is Freshness.HOLD:  # the last target and feed-forward (gravity, balance), at rest
+            command = JointCommand(self.command.q, np.zeros_like(self.command.q), self.command.tau_ff,
+                                   self.kp, self.kd)
         stepped = 0
         while self.sim.stamp_ns < target_ns and stepped < self.sim.config.decimation:
             self.sim.step(command)
