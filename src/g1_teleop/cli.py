@@ -16,9 +16,9 @@ def _cmd_sim(args: argparse.Namespace) -> int:
     gantry = args.gantry if args.gantry is not None else args.controller == "hold"
     cfg = SimJobConfig(duration_s=args.duration, scenario=args.scenario, out_dir=args.out, model=args.model,
                        lockstep=not args.realtime, gantry=gantry, viewer=args.viewer, controller=args.controller,
-                       policy_dir=args.policy_dir)
+                       policy_dir=args.policy_dir, pushes="; ".join(args.push))
     run_dir, summary = run_sim_job(cfg, log=lambda line: print(line, flush=True))
-    keys = ("sim_time_s", "wall_time_s", "realtime_factor", "controller", "gantry", "fell", "pelvis_min_z_m",
+    keys = ("sim_time_s", "wall_time_s", "realtime_factor", "controller", "gantry", "pushes", "fell", "pelvis_min_z_m",
             "commands_published", "nodes_alive", "left_wrist_err_p95_m", "right_wrist_err_p95_m")
     print(json.dumps({k: summary[k] for k in keys}, indent=2))
     if summary["failure"]:
@@ -94,12 +94,16 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--out", type=Path, default=None, help="run directory (default runs/sim-DATE-TIME)")
     sim.add_argument("--model", default="", help="robot model file (URDF or MJCF) instead of the project's")
     sim.add_argument("--realtime", action="store_true", help="run in real time instead of lockstep")
-    sim.add_argument("--controller", choices=["hold", "openwbt"], default="hold",
-                     help="legs: hold the default pose (on the gantry) or OpenWBT's squat/locomotion policies "
-                          "(they balance: no gantry); see `g1-teleop policies fetch`")
+    sim.add_argument("--controller", choices=["builtin", "hold", "openwbt"], default="builtin",
+                     help="legs: builtin (model-based standing and squat, balances, no weights), hold (the default "
+                          "pose by joint PD, on the gantry) or openwbt (OpenWBT's squat/locomotion policies; see "
+                          "`g1-teleop policies fetch`)")
     sim.add_argument("--policy-dir", default="", help="policy folder (default $G1_TELEOP_POLICY_DIR)")
     sim.add_argument("--gantry", action=argparse.BooleanOptionalAction, default=None,
                      help="hold the torso with a virtual gantry (default: on with --controller hold, else off)")
+    sim.add_argument("--push", action="append", default=[], metavar="START,FX,FY,FZ,DURATION",
+                     help="push the pelvis with FX, FY, FZ newtons (world frame) from START for DURATION simulated "
+                          "seconds, e.g. --push 5,0,40,0,0.2 (repeatable)")
     sim.add_argument("--viewer", action="store_true", help="open MuJoCo's viewer (needs a display)")
     sim.set_defaults(func=_cmd_sim)
 

@@ -22,6 +22,7 @@ from g1_teleop.paths import scenario_path
 from g1_teleop.robot import build_pinocchio_model, load_robot
 from g1_teleop.runner import GraphProcesses
 from g1_teleop.scenario import Scenario
+from g1_teleop.simulator import parse_pushes
 
 
 @dataclass(frozen=True)
@@ -31,8 +32,9 @@ class SimJobConfig:
     out_dir: Path | None = None  # None: runs/sim-<date>-<time> in the working directory
     model: str = ""
     lockstep: bool = True
-    gantry: bool = True
-    controller: str = "hold"  # hold | openwbt
+    gantry: bool = False
+    controller: str = "builtin"  # builtin | hold | openwbt
+    pushes: str = ""  # external forces on the pelvis, "START,FX,FY,FZ,DURATION; ..." (simulator.parse_pushes)
     policy_dir: str = ""
     viewer: bool = False
     startup_timeout_s: float = 60.0  # wall seconds for the simulator's first clock message
@@ -41,6 +43,7 @@ class SimJobConfig:
     def __post_init__(self) -> None:
         if self.duration_s is not None and not self.duration_s > 0:
             raise ValueError(f"--duration must be positive, got {self.duration_s}")
+        parse_pushes(self.pushes)
 
 
 def run_sim_job(cfg: SimJobConfig, log: Callable[[str], None] = print) -> tuple[Path, dict]:
@@ -57,7 +60,7 @@ def run_sim_job(cfg: SimJobConfig, log: Callable[[str], None] = print) -> tuple[
     nodes = load_graph("sim").resolve({
         "scenario": cfg.scenario, "model": cfg.model, "lockstep": str(cfg.lockstep).lower(),
         "gantry": str(cfg.gantry).lower(), "viewer": str(cfg.viewer).lower(), "wait_for_start": "true",
-        "controller": cfg.controller, "policy_dir": cfg.policy_dir,
+        "controller": cfg.controller, "policy_dir": cfg.policy_dir, "pushes": cfg.pushes,
     })
     env = {"ROS_LOG_DIR": str((run_dir / "ros_logs").resolve())}
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
@@ -101,6 +104,7 @@ def run_sim_job(cfg: SimJobConfig, log: Callable[[str], None] = print) -> tuple[
         "lockstep": cfg.lockstep,
         "gantry": cfg.gantry,
         "controller": cfg.controller,
+        "pushes": [dataclasses.asdict(p) for p in parse_pushes(cfg.pushes)],
         "nodes_alive": len(alive),
         "nodes_total": len(nodes),
         "scenario": cfg.scenario,

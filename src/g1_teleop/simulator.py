@@ -11,20 +11,54 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
+from g1_teleop.feet import foot_contact_spheres
 from g1_teleop.gantry import GANTRY_BODY, GantryConfig, gantry_force
 from g1_teleop.limits import JointCommand, pd_torque
 from g1_teleop.robot import MjJointMap, Robot
 
-FOOT_BODIES = ("left_ankle_roll_link", "right_ankle_roll_link")
+
+@dataclass(frozen=True)
+class Push:
+    """An external force on the pelvis (at its centre of mass): ``force_n`` (N, world frame) applied from
+    ``start_s`` for ``duration_s`` of simulated time."""
+
+    start_s: float
+    force_n: tuple[float, float, float]
+    duration_s: float
+
+    def __post_init__(self) -> None:
+        if not (np.all(np.isfinite(self.force_n)) and len(self.force_n) == 3):
+            raise ValueError(f"push force must be 3 finite values (N), got {self.force_n}")
+        if not (np.isfinite(self.start_s) and self.start_s >= 0 and np.isfinite(self.duration_s)
+                and self.duration_s > 0):
+            raise ValueError(f"push needs start_s >= 0 and duration_s > 0, got {self.start_s}, {self.duration_s}")
+
+    def active(self, t_s: float) -> bool:
+        return self.start_s <= t_s < self.start_s + self.duration_s
+
+
+def parse_pushes(text: str) -> tuple[Push, ...]:
+    """Pushes from ``"START,FX,FY,FZ,DURATION; ..."`` (s, N, N, N, s), e.g. ``"5,0,40,0,0.2"``; "" is none."""
+    pushes = []
+    for item in filter(None, (part.strip() for part in text.split(";"))):
+        try:
+            start, fx, fy, fz, duration = (float(v) for v in item.split(","))
+        except ValueError:
+            raise ValueError(f"push {item!r}: write START,FX,FY,FZ,DURATION (s, N, N, N, s), "
+                             "e.g. 5,0,40,0,0.2") from None
+        pushes.append(Push(start, (fx, fy, fz), duration))
+    return tuple(pushes)
 
 
 @dataclass(frozen=True)
 class SimConfig:
-    """physics_dt: MuJoCo step (s); control_dt: command period (s), a whole number of physics steps."""
+    """physics_dt: MuJoCo step (s); control_dt: command period (s), a whole number of physics steps;
+    gantry: the virtual gantry holds the torso; pushes: external forces on the pelvis."""
 
     physics_dt: float = 0.005
     control_dt: float = 0.02
     gantry: bool = True
+    pushes: tuple[Push, ...] = ()
 
     def __post_init__(self) -> None:
         if not 0 < self.physics_dt <= self.control_dt:
@@ -108,6 +142,10 @@ class Simulator:
                                      self._com_velocity, 0)
             d.xfrc_applied[self._gantry_body, :3] = gantry_force(
                 self.gantry_config, self._anchor, d.xipos[self._gantry_body], self._com_velocity[3:])
+        if self.config.pushes:
+            t_s = self.stamp_ns / 1e9
+            d.xfrc_applied[self._pelvis, :3] = sum(
+                (np.asarray(p.force_n) for p in self.config.pushes if p.active(t_s)), np.zeros(3))
         mujoco.mj_step(self.model, d)
         self.steps += 1
 
@@ -151,9 +189,8 @@ def _read(data: mujoco.MjData, adr: int | None, size: int, fallback: np.ndarray)
 def _lowest_foot_point(model: mujoco.MjModel, data: mujoco.MjData) -> float:
     """World z (m) of the lowest point of the foot contact spheres (0 when the model has none)."""
     lowest = np.inf
-    for body in FOOT_BODIES:
-        body_id = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, body)
-        for geom in np.flatnonzero(model.geom_bodyid == body_id):
-            if model.geom_type[geom] == mujoco.mjtGeom.mjGEOM_SPHERE and model.geom_contype[geom]:
-                lowest = min(lowest, data.geom_xpos[geom][2] - model.geom_size[geom][0])
-    return 0.0 if not np.isfinite(lowest) else float(lowest)
+    for body, (centres, radii) in foot_contact_spheres(model).items():
+        body_id = model.body(body).id
+        world_z = data.xpos[body_id][2] + centres @ data.xmat[body_id].reshape(3, 3)[2]
+        lowest = min(lowest, float(np.min(world_z - radii)))
+    return 0.0 if not np.isfinite(lowest) else lowest

@@ -24,6 +24,8 @@ from g1_teleop.modes import Mode
 from g1_teleop.observations import Proprioception, build_observation
 from g1_teleop.policy_config import ObservationLayout, PolicyConfig
 from g1_teleop.policy_runner import PolicyRunner
+from g1_teleop.squat_command import SquatCommand, SquatCommandLimits
+from g1_teleop.whole_body_target import LowerBodyTarget
 
 LOWER_BODY = slice(0, 15)  # legs and waist
 
@@ -53,13 +55,22 @@ class SquatLocomotionController:
         self.squat_policy, self.loco_policy = PolicyRunner(squat), PolicyRunner(loco)
         self.clock = gait_clock_for(loco)
         self.mode = Mode.SQUAT
-        self.squat_command = np.array(self.limits.standing, dtype=float)
+        # OpenWBT adds stick · max_cmd / 250 per tick: 0.08 m/s and 0.1 rad/s at 50 Hz for max_cmd (0.4, 0.5).
+        self._squat = SquatCommand(SquatCommandLimits(
+            self.limits.height_range_m, self.limits.pitch_range_rad,
+            tuple(float(m) / 250.0 for m in squat.max_cmd), self.limits.standing))
+        self.max_velocity = np.asarray(loco.max_cmd, dtype=float)  # full stick in LOCOMOTION
         self.loco_command = np.zeros(3)
         self._transition = 0  # ticks left in the current blend
         self._blending_to: Mode | None = None
         self._squat_target = np.array(squat.default_angles, dtype=float)
         self._loco_target = np.array(loco.default_angles, dtype=float)
         self._waist = np.array(squat.default_angles[12:15], dtype=float)
+
+    @property
+    def squat_command(self) -> np.ndarray:
+        """(h m, p rad), the squat command."""
+        return self._squat.value
 
     @property
     def transitioning(self) -> bool:
@@ -70,10 +81,7 @@ class SquatLocomotionController:
         """Stick values in [-1, 1] for one control tick; ignored outside SQUAT and during blends."""
         if self.mode is not Mode.SQUAT or self.transitioning:
             return
-        raw = np.clip([height_rate, pitch_rate], -1.0, 1.0)
-        self.squat_command += raw * np.asarray(self.squat_config.max_cmd) / 250.0
-        self.squat_command[0] = np.clip(self.squat_command[0], *self.limits.height_range_m)
-        self.squat_command[1] = np.clip(self.squat_command[1], *self.limits.pitch_range_rad)
+        self._squat.integrate(height_rate, pitch_rate)
 
     def command_velocity(self, vx: float, vy: float, wz: float) -> None:
         """Body velocity (m/s, m/s, rad/s), clipped to ±max_cmd; components below cmd_clip count as 0."""
@@ -104,7 +112,7 @@ class SquatLocomotionController:
         if mode is Mode.SQUAT:
             if np.any(np.abs(self.loco_command) >= lim.stopped_speed):
                 return f"stop first: SQUAT needs |vx|, |vy|, |wz| < {lim.stopped_speed} (now {self.loco_command})"
-            self.squat_command = np.array(lim.standing, dtype=float)
+            self._squat.reset()
             self.squat_policy.reset()
             self._squat_target = self._loco_target.copy()
             self.loco_command[:] = 0.0
@@ -114,8 +122,8 @@ class SquatLocomotionController:
         return f"{mode.value} is not a mode of this controller (SQUAT, LOCOMOTION)"
 
     # -- one control tick -------------------------------------------------------------------------
-    def targets(self, state: Proprioception) -> np.ndarray:
-        """Leg and waist targets (15,) rad for this tick."""
+    def targets(self, state: Proprioception) -> LowerBodyTarget:
+        """Leg and waist targets (15,) rad for this tick (no feed-forward torques: the policies have none)."""
         if self._blending_to is Mode.SQUAT:
             legs = self._blend_loco_to_squat(state)
         elif self.mode is Mode.SQUAT:
@@ -126,7 +134,7 @@ class SquatLocomotionController:
                     self._start_locomotion()
         else:
             legs = self._loco_step(state)
-        return np.concatenate([legs, self._waist])
+        return LowerBodyTarget(q=np.concatenate([legs, self._waist]), tau_ff=np.zeros(LOWER_BODY.stop))
 
     def _squat_step(self, state: Proprioception) -> np.ndarray:
         obs = build_observation(self.squat_config, state, self.squat_command, self.squat_policy.last_action)

@@ -1,7 +1,9 @@
 """Assembly of the 29-joint target from the lower-body controller and the IK arm targets, ROS-free.
 
-Arm targets move at most ``arm_step_limit_rad`` per control tick (OpenWBT's ±0.01 rad limiter), from
-the measured arm pose at start, and stay inside the joint limits. Vectors are in DDS motor order.
+A lower-body controller gives the leg and waist targets and their feed-forward torques each tick, takes
+the operator's commands and answers mode requests. Arm targets move at most ``arm_step_limit_rad`` per
+control tick (OpenWBT's ±0.01 rad limiter), from the measured arm pose at start, and stay inside the
+joint limits. Vectors are in DDS motor order.
 """
 
 from __future__ import annotations
@@ -12,24 +14,64 @@ from typing import Protocol
 import numpy as np
 
 from g1_teleop.limits import slew_limit
+from g1_teleop.modes import Mode
 from g1_teleop.observations import Proprioception
 from g1_teleop.robot import ARM_INDICES, Robot
 
 
-class LowerBodyController(Protocol):
-    """Produces the leg and waist targets (DDS 0–14) for one control tick."""
+@dataclass(frozen=True)
+class LowerBodyTarget:
+    """Legs and waist (DDS 0–14): position targets q (15,) rad and feed-forward torques tau_ff (15,) N·m."""
 
-    def targets(self, state: Proprioception) -> np.ndarray: ...
+    q: np.ndarray
+    tau_ff: np.ndarray
+
+
+class LowerBodyController(Protocol):
+    """Legs and waist for one control tick, from the operator's commands and the measured state.
+
+    ``mode`` is the current mode; ``max_velocity`` the (vx, vy, wz) of a full stick in LOCOMOTION (zeros
+    without locomotion). Commands are given once per tick before ``targets``: ``command_squat`` stick
+    values in [-1, 1] for height and pitch, ``command_velocity`` m/s, m/s, rad/s.
+    """
+
+    mode: Mode
+    max_velocity: np.ndarray
+
+    def command_squat(self, height_rate: float, pitch_rate: float) -> None: ...
+
+    def command_velocity(self, vx: float, vy: float, wz: float) -> None: ...
+
+    def request(self, mode: Mode) -> str | None:
+        """Switch to ``mode``: None when accepted (or already there), else why it is refused."""
+
+    def targets(self, state: Proprioception) -> LowerBodyTarget: ...
 
 
 class DefaultPoseHold:
-    """Legs and waist at the robot's default pose (joint PD only: it does not balance)."""
+    """Legs and waist at the robot's default pose (joint PD only: it does not balance), mode STAND_HOLD."""
+
+    mode = Mode.STAND_HOLD
+    max_velocity = np.zeros(3)
 
     def __init__(self, robot: Robot) -> None:
-        self._q = robot.default_q[: ARM_INDICES.start].copy()
+        self._target = LowerBodyTarget(q=robot.default_q[: ARM_INDICES.start].copy(),
+                                       tau_ff=np.zeros(ARM_INDICES.start))
 
-    def targets(self, state: Proprioception) -> np.ndarray:
-        return self._q
+    def command_squat(self, height_rate: float, pitch_rate: float) -> None:
+        """No squat: ignored."""
+
+    def command_velocity(self, vx: float, vy: float, wz: float) -> None:
+        """No locomotion: ignored."""
+
+    def request(self, mode: Mode) -> str | None:
+        if mode is self.mode:
+            return None
+        return (f"controller hold has only {self.mode.value}: {mode.value} needs controller:=builtin "
+                "(SQUAT) or controller:=openwbt (SQUAT, LOCOMOTION)")
+
+    def targets(self, state: Proprioception) -> LowerBodyTarget:
+        return self._target
 
 
 @dataclass(frozen=True)
@@ -65,8 +107,9 @@ class WholeBodyTargetBuilder:
         if arm_q_target is not None:
             stepped = slew_limit(arm_q_target, self._arm_q, self.arm_step_limit_rad)
             self._arm_q = np.clip(stepped, self._arm_lower, self._arm_upper)
-        q_target = np.concatenate([self.lower_body.targets(state), self._arm_q])
-        tau_ff = np.zeros_like(q_target)
+        lower = self.lower_body.targets(state)
+        q_target = np.concatenate([lower.q, self._arm_q])
+        tau_ff = np.concatenate([lower.tau_ff, np.zeros(len(ARM_INDICES))])
         if arm_tau_ff is not None:
             tau_ff[ARM_INDICES] = arm_tau_ff
         return WholeBodyTarget(q=q_target, tau_ff=tau_ff)

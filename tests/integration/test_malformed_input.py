@@ -115,7 +115,7 @@ def test_sim_bridge_rejects_malformed_commands_and_keeps_the_last_safe_one(rclpy
     target = ROBOT.default_q.copy()
     target[ELBOW] = 0.6
     upstream = run_and_collect(
-        rclpy_context, [NodeSpec("sim_bridge", "sim_bridge", True, {"lockstep": True})],
+        rclpy_context, [NodeSpec("sim_bridge", "sim_bridge", True, {"lockstep": True, "gantry": True})],
         "joint_command", NAMES, target, good_ticks=40, total_ticks=100, warning="rejected joint_command")
     # The elbow kept tracking the last good target through 60 malformed periods.
     elbow = [s.position[ELBOW] for s in upstream.states[-20:]]

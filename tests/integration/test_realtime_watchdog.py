@@ -32,7 +32,8 @@ def test_stale_commands_fall_back_to_hold_then_damping(rclpy_context):
     target[elbow] = 0.6
     lines: list[str] = []
     graph = GraphProcesses([NodeSpec("sim_bridge", "sim_bridge", True, {
-        "lockstep": False, "command_hold_after_s": 0.1, "command_damp_after_s": 1.0})], output=lines.append)
+        "lockstep": False, "gantry": True, "command_hold_after_s": 0.1, "command_damp_after_s": 1.0})],
+        output=lines.append)  # on the gantry: no lower-body controller runs
     graph.start()
     node = rclpy.create_node("fake_policy", context=rclpy_context)
     executor = SingleThreadedExecutor(context=rclpy_context)

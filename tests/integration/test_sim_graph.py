@@ -1,4 +1,5 @@
-"""The simulation graph end to end: four nodes as separate processes over DDS, lockstep, on the gantry.
+"""The simulation graph end to end: four nodes as separate processes over DDS, lockstep, the built-in
+controller standing free (no gantry).
 
 Runs the main job (`g1-teleop sim`) for 20 s of simulated time on the default scenario and judges the
 recording with the same checks the launch_testing test uses.
@@ -43,7 +44,7 @@ def test_sim_job_tracks_the_default_scenario(ros_domain, tmp_path, fk):
                 "left_wrist_err_max_m", "right_wrist_err_p95_m"):
         assert key in summary, f"summary.json lacks {key}"
     assert summary["nodes_alive"] == 4, summary
-    assert summary["gantry"] is True and summary["fell"] is False
+    assert summary["controller"] == "builtin" and summary["gantry"] is False and summary["fell"] is False
     assert summary["commands_published"] >= DURATION_S / 0.02 - 2
     for png in ("wrist_tracking.png", "arm_joints.png"):
         assert (out / png).stat().st_size > 10_000
@@ -53,7 +54,7 @@ def test_sim_job_tracks_the_default_scenario(ros_domain, tmp_path, fk):
         check_recorded(rec, min_sim_time_s=DURATION_S)
         + check_wrist_tracking(rec, fk, max_p95_m=0.02, settle_s=1.0)
         + check_arm_slew(rec, max_step_rad=0.01)
-        + check_pelvis_above(rec, min_z_m=0.6)
+        + check_pelvis_above(rec, min_z_m=0.7)
     )
     assert not failures, "\n".join(failures)
     # Lockstep: one command per control period, each answering the state of that period.

@@ -7,16 +7,18 @@ it answers; in real time with the tick's time),
 teleop/mode (latched, on change) and teleop/trace (sensor_msgs/TimeReference: command stamp → stamp of
 the operator sample behind its arm targets).
 
-controller "hold": legs and waist at the default pose (mode STAND_HOLD; needs the simulator's gantry).
-controller "openwbt": OpenWBT's squat and locomotion policies (modes SQUAT, LOCOMOTION), policy files from
-``policy_dir`` or $G1_TELEOP_POLICY_DIR. Arms follow the IK in every mode, at most ±arm_step_limit_rad per
-tick. Lockstep: one command per joint_states stamp, once the IMU sample and arm target with that stamp
-are in (the arm target may be waited for at most sync_timeout_s).
+controller "builtin" (default): the model-based standing and squat controller, no weights (mode SQUAT;
+LOCOMOTION is refused: it needs a learned policy). controller "hold": legs and waist at the default pose
+(mode STAND_HOLD; needs the simulator's gantry). controller "openwbt": OpenWBT's squat and locomotion
+policies (modes SQUAT, LOCOMOTION), policy files from ``policy_dir`` or $G1_TELEOP_POLICY_DIR. Arms
+follow the IK in every mode, at most ±arm_step_limit_rad per tick. Lockstep: one command per joint_states
+stamp, once the IMU sample and arm target with that stamp are in (the arm target may be waited for at
+most sync_timeout_s).
 
-Joystick (ROS joy node, Xbox layout by default): SQUAT: left stick up/down raises/lowers (0.08 m/s at
-full stick), right stick up/down leans forward/back (0.1 rad/s). LOCOMOTION: left stick forward/left
-gives vx/vy, right stick left turns left (±0.3 at full stick); a fresh cmd_vel overrides the sticks.
-Button A requests LOCOMOTION, button B SQUAT.
+Joystick (ROS joy node, Xbox layout by default), for every controller with the mode: SQUAT: left stick
+up/down raises/lowers (0.08 m/s at full stick), right stick up/down leans forward/back (0.1 rad/s).
+LOCOMOTION: left stick forward/left gives vx/vy, right stick left turns left (±0.3 at full stick); a
+fresh cmd_vel overrides the sticks. Button A requests LOCOMOTION, button B SQUAT.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
 from g1_teleop.joint_vector import JointIndex, MalformedJointMessage
+from g1_teleop.leg_ik import StanceModel
 from g1_teleop.modes import Mode
 from g1_teleop.nodes.common import (
     QOS_COMMAND,
@@ -51,14 +54,17 @@ from g1_teleop.policy_config import load_policy_config
 from g1_teleop.policy_files import PolicyFileError, resolve_policy_dir, verify
 from g1_teleop.robot import ARM_INDICES, Robot, load_robot
 from g1_teleop.squat_locomotion import SquatLocomotionController
-from g1_teleop.whole_body_target import DefaultPoseHold, WholeBodyTargetBuilder
+from g1_teleop.standing_controller import StandingConfig, StandingController
+from g1_teleop.whole_body_target import DefaultPoseHold, LowerBodyController, WholeBodyTargetBuilder
+
+CONTROLLERS = ("builtin", "hold", "openwbt")
 
 
 @dataclass(frozen=True)
 class PolicyConfig:
     model: str = ""
     robot_config: str = ""
-    controller: str = "hold"  # hold | openwbt
+    controller: str = "builtin"  # builtin | hold | openwbt
     policy_dir: str = ""  # openwbt: folder of the policy files ("" → $G1_TELEOP_POLICY_DIR, then the user folder)
     squat_config: str = "g1_squat.yaml"
     loco_config: str = "g1_loco.yaml"
@@ -74,8 +80,8 @@ class PolicyConfig:
     joy_buttons: tuple[int, ...] = (0, 1)  # request LOCOMOTION, request SQUAT
 
     def __post_init__(self) -> None:
-        if self.controller not in ("hold", "openwbt"):
-            raise ValueError(f"controller must be hold or openwbt, got {self.controller!r}")
+        if self.controller not in CONTROLLERS:
+            raise ValueError(f"controller must be one of {', '.join(CONTROLLERS)}, got {self.controller!r}")
         for name in ("control_dt", "arm_step_limit_rad", "arm_target_timeout_s", "sync_timeout_s",
                      "state_timeout_s", "joy_timeout_s", "cmd_vel_timeout_s"):
             if not getattr(self, name) > 0:
@@ -108,10 +114,12 @@ class _ArmTarget:
     received_s: float
 
 
-def make_lower_body(cfg: PolicyConfig, robot: Robot):
-    """The controller for legs and waist, and the mode it starts in."""
+def make_lower_body(cfg: PolicyConfig, robot: Robot) -> LowerBodyController:
+    """The controller for legs and waist."""
     if cfg.controller == "hold":
-        return DefaultPoseHold(robot), Mode.STAND_HOLD
+        return DefaultPoseHold(robot)
+    if cfg.controller == "builtin":
+        return StandingController(robot, StanceModel.for_robot(robot), StandingConfig(control_dt=cfg.control_dt))
     folder = resolve_policy_dir(cfg.policy_dir or None)
     try:
         for name in (cfg.squat_config, cfg.loco_config):
@@ -120,7 +128,7 @@ def make_lower_body(cfg: PolicyConfig, robot: Robot):
                                                load_policy_config(folder / cfg.loco_config, folder))
     except PolicyFileError as exc:
         raise ConfigError(str(exc)) from None
-    return controller, controller.mode
+    return controller
 
 
 class Policy(Node):
@@ -130,7 +138,8 @@ class Policy(Node):
         robot = self.robot = load_robot(cfg.robot_config or None, cfg.model or None)
         self.joints = JointIndex(robot.joint_names)
         self.arm_joints = JointIndex([robot.joint_names[i] for i in ARM_INDICES])
-        self.lower_body, self.mode = make_lower_body(cfg, robot)
+        self.lower_body = make_lower_body(cfg, robot)
+        self.mode = self.lower_body.mode
         self.builder = WholeBodyTargetBuilder(robot, self.lower_body, cfg.arm_step_limit_rad)
         self.warn = WarnOnce(self)
         self.state: _State | None = None
@@ -231,10 +240,7 @@ class Policy(Node):
 
     def switch(self, mode: Mode, source: str) -> str | None:
         """Request a mode; log and return the reason when refused."""
-        if not isinstance(self.lower_body, SquatLocomotionController):
-            reason = f"controller {self.cfg.controller} has only {self.mode.value}: run with controller:=openwbt"
-        else:
-            reason = self.lower_body.request(mode)
+        reason = self.lower_body.request(mode)
         if reason is None:
             self.get_logger().info(f"{mode.value} requested ({source})")
         else:
@@ -256,8 +262,6 @@ class Policy(Node):
 
     def operator_commands(self, now: float) -> None:
         """Sticks (or cmd_vel) → the lower-body controller's commands for this tick."""
-        if not isinstance(self.lower_body, SquatLocomotionController):
-            return
         axes = self.joy[1] if self.joy is not None and now - self.joy[0] <= self.cfg.joy_timeout_s else []
 
         def axis(i: int) -> float:
@@ -266,8 +270,7 @@ class Policy(Node):
 
         height, pitch, vx, vy, wz = self.cfg.joy_axes
         self.lower_body.command_squat(axis(height), axis(pitch))
-        max_cmd = np.asarray(self.lower_body.loco_config.max_cmd, dtype=float)
-        velocity = np.array([axis(vx), axis(vy), axis(wz)]) * max_cmd
+        velocity = np.array([axis(vx), axis(vy), axis(wz)]) * self.lower_body.max_velocity
         if self.cmd_vel is not None and now - self.cmd_vel[0] <= self.cfg.cmd_vel_timeout_s:
             twist = self.cmd_vel[1]
             velocity = np.array([twist.linear.x, twist.linear.y, twist.angular.z])
@@ -296,7 +299,7 @@ class Policy(Node):
         self.pub_command.publish(msg)
         self.last_command = msg
         self.commands += 1
-        mode = getattr(self.lower_body, "mode", self.mode)
+        mode = self.lower_body.mode
         if mode != self.mode:
             self.mode = mode
             self.pub_mode.publish(String(data=mode.value))

@@ -1,10 +1,11 @@
 """sim_bridge: MuJoCo G1 behind the ROS topic contract.
 
-Subscribes joint_command (and sim/start, std_msgs/Empty, when wait_for_start holds the simulation at
-t = 0, publishing nothing, until tools are attached); publishes joint_states, imu, odom and /clock.
-Lockstep: the simulation advances one control period only after the command stamped with the current
-period arrives (and re-publishes the state while it waits). Real time: physics follows the wall clock and stale commands
-fall back to hold, then damping.
+Parameter ``pushes``: external forces on the pelvis at set simulated times ("START,FX,FY,FZ,DURATION;
+...", s, N in the world frame, s), for disturbance tests. Subscribes joint_command (and sim/start,
+std_msgs/Empty, when wait_for_start holds the simulation at t = 0, publishing nothing, until tools are
+attached); publishes joint_states, imu, odom and /clock. Lockstep: the simulation advances one control
+period only after the command stamped with the current period arrives (and re-publishes the state while
+it waits). Real time: physics follows the wall clock and stale commands fall back to hold, then damping.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from g1_teleop.nodes.common import (
 )
 from g1_teleop.robot import build_mujoco_model, load_robot
 from g1_teleop.safety import Freshness, InputWatchdog, WatchdogConfig
-from g1_teleop.simulator import SimConfig, SimState, Simulator
+from g1_teleop.simulator import SimConfig, SimState, Simulator, parse_pushes
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,8 @@ class SimBridgeConfig:
     physics_dt: float = 0.005
     control_dt: float = 0.02
     lockstep: bool = True
-    gantry: bool = True
+    gantry: bool = False
+    pushes: str = ""  # external forces on the pelvis: "START,FX,FY,FZ,DURATION; ..." (s, N world frame, s)
     viewer: bool = False
     gain_profile: str = "default"
     damping_profile: str = "damping"
@@ -58,7 +60,7 @@ class SimBridgeConfig:
     wait_for_start: bool = False  # hold at t = 0 until a message on sim/start (tools attach first)
 
     def __post_init__(self) -> None:
-        SimConfig(self.physics_dt, self.control_dt)
+        SimConfig(self.physics_dt, self.control_dt, pushes=parse_pushes(self.pushes))
         WatchdogConfig(self.command_hold_after_s, self.command_damp_after_s)
         if self.republish_period_s <= 0 or self.realtime_factor <= 0:
             raise ValueError("republish_period_s and realtime_factor must be positive")
@@ -70,7 +72,8 @@ class SimBridge(Node):
         cfg = self.cfg = declare_config(self, SimBridgeConfig)
         robot = self.robot = load_robot(cfg.robot_config or None, cfg.model or None)
         model = build_mujoco_model(robot, timestep=cfg.physics_dt)
-        self.sim = Simulator(robot, model, SimConfig(cfg.physics_dt, cfg.control_dt, cfg.gantry))
+        self.sim = Simulator(robot, model, SimConfig(cfg.physics_dt, cfg.control_dt, cfg.gantry,
+                                                     parse_pushes(cfg.pushes)))
         self.index = JointIndex(robot.joint_names)
         self.kp, self.kd = robot.gains(cfg.gain_profile)
         self.damping = JointCommand.damping(len(robot.joint_names), robot.gains(cfg.damping_profile)[1])
@@ -111,6 +114,7 @@ class SimBridge(Node):
             f"MuJoCo G1 ready: {robot.model_path.name}, physics {cfg.physics_dt * 1e3:g} ms, control "
             f"{cfg.control_dt * 1e3:g} ms, {'lockstep' if cfg.lockstep else 'real time'}, "
             f"gantry {'on' if cfg.gantry else 'off'}"
+            + "".join(f"; push {p.force_n} N at {p.start_s:g} s for {p.duration_s:g} s" for p in self.sim.config.pushes)
         )
 
     def on_start(self, _msg: Empty) -> None:
@@ -167,8 +171,9 @@ class SimBridge(Node):
         if freshness != self.freshness:
             self._report(freshness)
         command = self.damping if freshness is Freshness.DAMP else self.command
-        if freshness is Freshness.HOLD:
-            command = JointCommand.hold(self.command.q, self.kp, self.kd)
+        if freshness is Freshness.HOLD:  # the last target and feed-forward (gravity, balance), at rest
+            command = JointCommand(self.command.q, np.zeros_like(self.command.q), self.command.tau_ff,
+                                   self.kp, self.kd)
         stepped = 0
         while self.sim.stamp_ns < target_ns and stepped < self.sim.config.decimation:
             self.sim.step(command)

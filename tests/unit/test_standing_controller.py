@@ -1,0 +1,157 @@
+"""The built-in standing controller: leg IK with both feet fixed, the centre of mass over the feet, the
+contact-consistent torques, and the controller in closed loop with MuJoCo (no ROS, no gantry)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import mujoco
+import numpy as np
+import pinocchio as pin
+import pytest
+
+from g1_teleop.balance import Balance, BalanceGains
+from g1_teleop.leg_ik import LegIK, PelvisPose, StanceModel
+from g1_teleop.limits import JointCommand
+from g1_teleop.modes import Mode
+from g1_teleop.simulator import Push, SimConfig, Simulator, parse_pushes
+from g1_teleop.squat_command import SquatCommand, SquatCommandLimits
+from g1_teleop.standing_controller import StandingController
+from g1_teleop.whole_body_target import WholeBodyTargetBuilder
+
+
+@pytest.fixture(scope="module")
+def stance(robot) -> StanceModel:
+    return StanceModel.for_robot(robot)
+
+
+def test_the_default_pose_puts_the_pelvis_at_the_spawn_height(robot, stance):
+    # config/g1_29dof.yaml's spawn height is the pelvis height with the contact spheres on the floor
+    assert stance.default_pelvis.height_m == pytest.approx(robot.spawn_height, abs=1e-4)
+    assert LegIK(stance).pelvis_of(robot.default_q).height_m == pytest.approx(robot.spawn_height, abs=1e-4)
+
+
+def test_leg_ik_keeps_both_soles_where_they_stand_in_mujoco(robot, mj_model, stance):
+    """Solve a squatting, leaning pose, then place the solution in MuJoCo: the feet's contact spheres lie
+    flat on the floor at the default pose's place and the pelvis is where it was asked to be."""
+    ik = LegIK(stance)
+    pose = PelvisPose(-0.06, 0.01, 0.6, 0.3)
+    q = ik.solve(pose, robot.default_q)
+    sim = Simulator(robot, mj_model, SimConfig(gantry=False))
+    spheres_at = {}
+    for name, joints in (("default", robot.default_q), ("solved", q)):
+        sim.reset(joints)
+        world_T_pelvis = pin.SE3(pin.Quaternion(*sim.data.qpos[3:7]).matrix(), sim.data.qpos[:3].copy())
+        spheres = []
+        for g in np.flatnonzero(mj_model.geom_type == mujoco.mjtGeom.mjGEOM_SPHERE):
+            if "ankle_roll" in mj_model.body(mj_model.geom_bodyid[g]).name:
+                spheres.append(world_T_pelvis.actInv(sim.data.geom_xpos[g].copy()))
+        spheres_at[name] = np.array(spheres)  # pelvis frame
+    # In the support frame, each sphere of the solved pose is where it is at the default pose.
+    support_T_pelvis = pose.support_T_pelvis()
+    default_T = stance.default_pelvis.support_T_pelvis()
+    solved = spheres_at["solved"] @ support_T_pelvis.rotation.T + support_T_pelvis.translation
+    default = spheres_at["default"] @ default_T.rotation.T + default_T.translation
+    np.testing.assert_allclose(solved, default, atol=1e-5)
+
+
+def test_balanced_pose_puts_the_centre_of_mass_over_the_feet_and_respects_the_ankles(robot, stance):
+    ik = LegIK(stance)
+    pose, q = ik.balanced(PelvisPose(-0.03, 0.0, 0.75, 0.0), robot.default_q, np.zeros(2), iterations=6)
+    # the centre of mass from MuJoCo-independent Pinocchio data: subtree mass-weighted body positions
+    model = stance.model
+    data = model.createData()
+    pin.forwardKinematics(model, data, stance.configuration(pose.support_T_pelvis(), q))
+    com = sum(model.inertias[i].mass * data.oMi[i].act(model.inertias[i].lever) for i in range(1, model.njoints))
+    np.testing.assert_allclose(com[:2] / stance.mass, [0.0, 0.0], atol=1e-4)
+    assert pose.pitch_rad == 0.0  # standing: no extra lean
+    deep, q_deep = ik.balanced(PelvisPose(pose.x_m, 0.0, 0.5, 0.0), q, np.zeros(2), iterations=30)
+    assert q_deep[[4, 10]].min() >= robot.q_lower[4] + 0.05 - 1e-3  # ankles kept off their limit
+    assert 0.2 < deep.pitch_rad < 0.5  # leaning forward to keep the centre of mass over the feet
+    np.testing.assert_allclose(ik.com_in_support(deep, q_deep)[0], 0.0, atol=2e-3)
+
+
+def test_gravity_torques_with_the_feet_on_the_ground_balance_the_body(robot, stance):
+    """At rest with no feedback, the ankle pitch torque is the static one of a hand computation."""
+    balance = Balance(stance, BalanceGains())
+    state = SimpleNamespace(q=robot.default_q, dq=np.zeros(29), world_q_pelvis=np.array([1.0, 0, 0, 0]),
+                            pelvis_w_pelvis=np.zeros(3))
+    # The centre-of-mass target where the centre of mass is: no feedback acceleration, gravity only.
+    torques = balance.torques(state, com_offset_xy=balance.torques(state).com_error_m)
+    np.testing.assert_allclose(torques.com_accel_m_s2, 0.0, atol=1e-9)
+    # Symmetric pose: left and right leg torques mirror each other (hip pitch, knee, ankle pitch).
+    np.testing.assert_allclose(torques.tau[[0, 3, 4]], torques.tau[[6, 9, 10]], atol=0.05)  # the model is
+    # symmetric to a few grams and millimetres
+    model, data = stance.model, stance.model.createData()
+    config = stance.configuration(pin.SE3.Identity(), robot.default_q)
+    pin.framesForwardKinematics(model, data, config)
+    left_ankle = data.oMi[model.getJointId("left_ankle_pitch_joint")].translation
+    com = pin.centerOfMass(model, data, config)
+    # Half the weight on each foot, its centre of pressure under the centre of mass: the ankle pitch torque
+    # holds the moment about the ankle of that reaction less the foot's own weight (+y: leaning forward).
+    foot_mass = sum(model.inertias[i].mass for i in range(model.getJointId("left_ankle_pitch_joint"), model.njoints)
+                    if model.names[i].startswith("left_ankle"))
+    expected = (stance.mass / 2 - foot_mass) * 9.81 * (com[0] - left_ankle[0])
+    assert torques.tau[4] == pytest.approx(expected, abs=0.3)
+
+
+def test_controller_stands_squats_and_takes_a_push_in_closed_loop(robot, mj_model, stance):
+    controller = StandingController(robot, stance)
+    push = Push(start_s=3.0, force_n=(0.0, 40.0, 0.0), duration_s=0.2)
+    sim = Simulator(robot, mj_model, SimConfig(gantry=False, pushes=(push,)))
+    builder = WholeBodyTargetBuilder(robot, controller)
+    kp, kd = robot.gains("default")
+    z = []
+    previous = None
+    for tick in range(int(12.0 / 0.02)):
+        t = tick * 0.02
+        controller.command_squat(-1.0 if 6.0 <= t < 9.2 else 0.0, 0.0)
+        target = builder.step(sim.state(), None, None)
+        if previous is not None:
+            assert np.abs(target.q[:12] - previous).max() <= 0.04 + 1e-12  # leg targets move ≤ 0.04 rad/tick
+        previous = target.q[:12]
+        assert np.all(np.abs(target.tau_ff) <= robot.effort_limit + 1e-9)
+        sim.step_control_period(JointCommand(target.q, np.zeros(29), target.tau_ff, kp, kd))
+        z.append(sim.state().world_p_pelvis[2])
+    z = np.array(z)
+    times = np.arange(len(z)) * 0.02
+    assert z[times < 6.0].min() > 0.74  # stands through the push at 3 s
+    assert abs(controller.squat_command.value[0] - (0.75 - 3.2 * 0.08)) < 1e-9
+    assert abs(z[-25:].mean() - 0.494) < 0.02  # squatting
+    assert controller.mode is Mode.SQUAT and controller.ik_failures == 0
+    assert controller.request(Mode.LOCOMOTION).startswith("no locomotion policy configured:")
+    assert controller.request(Mode.SQUAT) is None
+
+
+def test_squat_command_integrates_and_clamps():
+    command = SquatCommand(SquatCommandLimits((0.45, 0.75), (0.0, 0.5), (0.0016, 0.002), (0.75, 0.0)))
+    command.integrate(-1.0, 2.0)  # the pitch stick is clipped to 1
+    assert command.value == pytest.approx([0.7484, 0.002])
+    for _ in range(1000):
+        command.integrate(-1.0, 1.0)
+    assert command.value == pytest.approx([0.45, 0.5])
+    command.reset()
+    assert command.value == pytest.approx([0.75, 0.0])
+    with pytest.raises(ValueError, match="standing"):
+        SquatCommandLimits((0.45, 0.75), (0.0, 0.5), (0.0016, 0.002), (0.8, 0.0))
+
+
+def test_push_schedule_applies_the_force_for_its_duration(robot, mj_model):
+    assert parse_pushes("5,0,40,0,0.2; 16,0,-40,0,0.2") == (Push(5.0, (0.0, 40.0, 0.0), 0.2),
+                                                            Push(16.0, (0.0, -40.0, 0.0), 0.2))
+    assert parse_pushes("") == ()
+    with pytest.raises(ValueError, match="START,FX,FY,FZ,DURATION"):
+        parse_pushes("5,0,40")
+    with pytest.raises(ValueError, match="duration_s > 0"):
+        parse_pushes("5,0,40,0,0")
+    # A free-floating body in zero gravity gains exactly F·T/m of momentum.
+    sim = Simulator(robot, mj_model, SimConfig(gantry=True, pushes=(Push(0.0, (0.0, 40.0, 0.0), 0.2),)))
+    sim.model.opt.gravity[:] = 0.0
+    sim.config = SimConfig(gantry=False, pushes=sim.config.pushes)
+    sim.data.qpos[2] += 1.0  # off the floor
+    kp, kd = np.zeros(29), np.zeros(29)
+    for _ in range(int(0.3 / 0.005)):
+        sim.step(JointCommand(sim.state().q, np.zeros(29), np.zeros(29), kp, kd))
+    mujoco.mj_subtreeVel(sim.model, sim.data)
+    momentum = sim.data.subtree_linvel[0] * sum(sim.model.body_mass)
+    np.testing.assert_allclose(momentum, [0.0, 40.0 * 0.2, 0.0], atol=0.05)
