@@ -24,7 +24,6 @@ Units: rad, rad/s, s, N·m/rad, N·m·s/rad. Commands: squat (height m, pitch ra
 from __future__ import annotations
 
 import enum
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,7 +31,7 @@ from typing import Any
 import numpy as np
 import yaml
 
-from g1_teleop.config_location import ConfigLocation
+from g1_teleop.config_location import ConfigLocation, boolean, check_keys, integer, number, vector
 from g1_teleop.policy_files import missing_file_message, resolve_policy_dir
 from g1_teleop.robot import NUM_JOINTS
 
@@ -131,28 +130,28 @@ def load_policy_config(path: str | Path, policy_dir: str | Path | None = None) -
     if rl_gym_form:
         hint = ("a legs-only (unitree_rl_gym) configuration needs the arm_waist_* keys to hold the waist and "
                 "arms of the 29-DoF robot" if any(k not in raw for k in _RL_GYM_REQUIRED) else "")
-        _check_keys(raw, _COMMON_REQUIRED + _RL_GYM_REQUIRED, _COMMON_OPTIONAL + _RL_GYM_IGNORED, where, hint)
+        check_keys(raw, _COMMON_REQUIRED + _RL_GYM_REQUIRED, _COMMON_OPTIONAL + _RL_GYM_IGNORED, where, hint)
         kps, kds, default_angles, dof_idx = _rl_gym_joint_vectors(raw, where)
         action_idx = dof_idx
         use_gait = False
     else:
-        _check_keys(raw, _COMMON_REQUIRED + _OPENWBT_REQUIRED, _COMMON_OPTIONAL + _OPENWBT_OPTIONAL
+        check_keys(raw, _COMMON_REQUIRED + _OPENWBT_REQUIRED, _COMMON_OPTIONAL + _OPENWBT_OPTIONAL
                     + _OPENWBT_IGNORED, where)
-        kps = _vector(raw["kps"], NUM_JOINTS, where.key("kps"), minimum=0.0)
-        kds = _vector(raw["kds"], NUM_JOINTS, where.key("kds"), minimum=0.0)
-        default_angles = _vector(raw["default_angles"], NUM_JOINTS, where.key("default_angles"))
+        kps = vector(raw["kps"], NUM_JOINTS, where.key("kps"), minimum=0.0)
+        kds = vector(raw["kds"], NUM_JOINTS, where.key("kds"), minimum=0.0)
+        default_angles = vector(raw["default_angles"], NUM_JOINTS, where.key("default_angles"))
         dof_idx = _indices(raw["dof_idx"], where.key("dof_idx"))
         action_idx = _indices(raw["action_idx"], where.key("action_idx"))
-        use_gait = _boolean(raw.get("use_gait", False), where.key("use_gait"))
-        if "num_dof" in raw and _integer(raw["num_dof"], where.key("num_dof"), 1) != len(dof_idx):
+        use_gait = boolean(raw.get("use_gait", False), where.key("use_gait"))
+        if "num_dof" in raw and integer(raw["num_dof"], where.key("num_dof"), 1) != len(dof_idx):
             raise where.key("num_dof").error(f"{raw['num_dof']} but dof_idx lists {len(dof_idx)} joints")
 
     observation = _observation(raw, rl_gym_form, use_gait, where)
-    num_actions = _integer(raw["num_actions"], where.key("num_actions"), 1)
+    num_actions = integer(raw["num_actions"], where.key("num_actions"), 1)
     if len(action_idx) != num_actions:
         key = "leg_joint2motor_idx" if rl_gym_form else "action_idx"
         raise where.key(key).error(f"lists {len(action_idx)} joints but num_actions is {num_actions}")
-    num_obs = _integer(raw["num_obs"], where.key("num_obs"), 1)
+    num_obs = integer(raw["num_obs"], where.key("num_obs"), 1)
     expected_obs = observation.size(len(dof_idx), num_actions)
     if num_obs != expected_obs:
         raise where.key("num_obs").error(
@@ -173,17 +172,17 @@ def load_policy_config(path: str | Path, policy_dir: str | Path | None = None) -
         source=source.resolve(),
         observation=observation,
         policy_path=_policy_path(raw["policy_path"], resolve_policy_dir(policy_dir), where.key("policy_path")),
-        control_dt=_number(raw["control_dt"], where.key("control_dt"), minimum=0.0, strict=True),
+        control_dt=number(raw["control_dt"], where.key("control_dt"), minimum=0.0, strict=True),
         kps=_frozen(kps),
         kds=_frozen(kds),
         default_angles=_frozen(default_angles),
-        ang_vel_scale=_number(raw["ang_vel_scale"], where.key("ang_vel_scale"), minimum=0.0, strict=True),
-        dof_pos_scale=_number(raw["dof_pos_scale"], where.key("dof_pos_scale"), minimum=0.0, strict=True),
-        dof_vel_scale=_number(raw["dof_vel_scale"], where.key("dof_vel_scale"), minimum=0.0, strict=True),
-        action_scale=_number(raw["action_scale"], where.key("action_scale"), minimum=0.0, strict=True),
-        cmd_scale=_frozen(_vector(raw["cmd_scale"], n_cmd, where.key("cmd_scale"))),
-        max_cmd=_frozen(_vector(raw["max_cmd"], n_cmd, where.key("max_cmd"), minimum=0.0)),
-        cmd_clip=(_frozen(_vector(raw["cmd_clip"], n_cmd, where.key("cmd_clip"), minimum=0.0))
+        ang_vel_scale=number(raw["ang_vel_scale"], where.key("ang_vel_scale"), minimum=0.0, strict=True),
+        dof_pos_scale=number(raw["dof_pos_scale"], where.key("dof_pos_scale"), minimum=0.0, strict=True),
+        dof_vel_scale=number(raw["dof_vel_scale"], where.key("dof_vel_scale"), minimum=0.0, strict=True),
+        action_scale=number(raw["action_scale"], where.key("action_scale"), minimum=0.0, strict=True),
+        cmd_scale=_frozen(vector(raw["cmd_scale"], n_cmd, where.key("cmd_scale"))),
+        max_cmd=_frozen(vector(raw["max_cmd"], n_cmd, where.key("max_cmd"), minimum=0.0)),
+        cmd_clip=(_frozen(vector(raw["cmd_clip"], n_cmd, where.key("cmd_clip"), minimum=0.0))
                   if raw.get("cmd_clip") is not None else None),
         num_obs=num_obs,
         num_actions=num_actions,
@@ -191,20 +190,12 @@ def load_policy_config(path: str | Path, policy_dir: str | Path | None = None) -
         action_idx=action_idx,
         clip_observations=_optional_limit(raw.get("clip_observations"), where.key("clip_observations")),
         clip_actions=_optional_limit(raw.get("clip_actions"), where.key("clip_actions")),
-        transition_ticks=_integer(raw.get("transition_time", _DEFAULT_TRANSITION_TICKS),
+        transition_ticks=integer(raw.get("transition_time", _DEFAULT_TRANSITION_TICKS),
                                   where.key("transition_time"), 0),
         gait=gait,
     )
 
 
-def _check_keys(mapping: dict, required: tuple[str, ...], optional: tuple[str, ...], where: ConfigLocation,
-                hint: str = "") -> None:
-    missing = [k for k in required if k not in mapping]
-    unknown = [str(k) for k in mapping if k not in required and k not in optional]
-    if missing:
-        raise where.error(f"missing key(s) {', '.join(missing)}" + (f" ({hint})" if hint else ""))
-    if unknown:
-        raise where.error(f"unknown key(s) {', '.join(unknown)}; expected {', '.join(required + optional)}")
 
 
 def _frozen(values: Any, dtype: type = float) -> np.ndarray:
@@ -213,40 +204,19 @@ def _frozen(values: Any, dtype: type = float) -> np.ndarray:
     return array
 
 
-def _number(value: Any, where: ConfigLocation, minimum: float | None = None, strict: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise where.error(f"expected a finite number, got {value!r}")
-    if minimum is not None and (value < minimum or (strict and value == minimum)):
-        raise where.error(f"must be {'>' if strict else '>='} {minimum:g}, got {value!r}")
-    return float(value)
 
 
-def _integer(value: Any, where: ConfigLocation, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise where.error(f"expected an integer, got {value!r}")
-    if value < minimum:
-        raise where.error(f"must be >= {minimum}, got {value}")
-    return value
 
 
-def _boolean(value: Any, where: ConfigLocation) -> bool:
-    if not isinstance(value, bool):
-        raise where.error(f"expected true or false, got {value!r}")
-    return value
 
 
-def _vector(value: Any, size: int, where: ConfigLocation, minimum: float | None = None) -> np.ndarray:
-    if not isinstance(value, list) or len(value) != size:
-        got = f"{len(value)} entries" if isinstance(value, list) else repr(value)
-        raise where.error(f"expected a list of {size} numbers, got {got}")
-    return np.array([_number(v, where.key(i), minimum=minimum) for i, v in enumerate(value)])
 
 
 def _indices(value: Any, where: ConfigLocation) -> np.ndarray:
     """Distinct joint indices in [0, 29), as a read-only int array."""
     if not isinstance(value, list) or not value:
         raise where.error(f"expected a non-empty list of joint indices, got {value!r}")
-    indices = [_integer(v, where.key(i), 0) for i, v in enumerate(value)]
+    indices = [integer(v, where.key(i), 0) for i, v in enumerate(value)]
     outside = [i for i in indices if i >= NUM_JOINTS]
     if outside:
         raise where.error(f"joint indices must be < {NUM_JOINTS}, got {outside}")
@@ -257,7 +227,7 @@ def _indices(value: Any, where: ConfigLocation) -> np.ndarray:
 
 
 def _optional_limit(value: Any, where: ConfigLocation) -> float | None:
-    return None if value is None else _number(value, where, minimum=0.0, strict=True)
+    return None if value is None else number(value, where, minimum=0.0, strict=True)
 
 
 def _observation(raw: dict, rl_gym_form: bool, use_gait: bool, where: ConfigLocation) -> ObservationLayout:
@@ -285,8 +255,8 @@ def _rl_gym_joint_vectors(raw: dict, where: ConfigLocation) -> tuple[np.ndarray,
     for leg_key, other_key, minimum in (("kps", "arm_waist_kps", 0.0), ("kds", "arm_waist_kds", 0.0),
                                         ("default_angles", "arm_waist_target", None)):
         full = np.zeros(NUM_JOINTS)
-        full[legs] = _vector(raw[leg_key], len(legs), where.key(leg_key), minimum=minimum)
-        full[others] = _vector(raw[other_key], len(others), where.key(other_key), minimum=minimum)
+        full[legs] = vector(raw[leg_key], len(legs), where.key(leg_key), minimum=minimum)
+        full[others] = vector(raw[other_key], len(others), where.key(other_key), minimum=minimum)
         vectors.append(full)
     return vectors[0], vectors[1], vectors[2], legs
 
@@ -294,13 +264,13 @@ def _rl_gym_joint_vectors(raw: dict, where: ConfigLocation) -> tuple[np.ndarray,
 def _gait(value: Any, where: ConfigLocation) -> GaitParameters:
     if not isinstance(value, dict):
         raise where.error(f"expected a mapping, got {value!r}")
-    _check_keys(value, _GAIT_REQUIRED, _GAIT_IGNORED, where)
-    stance_ratio = _number(value["stance_ratio"], where.key("stance_ratio"), minimum=0.0, strict=True)
+    check_keys(value, _GAIT_REQUIRED, _GAIT_IGNORED, where)
+    stance_ratio = number(value["stance_ratio"], where.key("stance_ratio"), minimum=0.0, strict=True)
     if stance_ratio >= 1.0:
         raise where.key("stance_ratio").error(f"must be < 1, got {stance_ratio!r}")
     return GaitParameters(
-        frequency_hz=_number(value["frequencies"], where.key("frequencies"), minimum=0.0, strict=True),
-        phase_offset=_number(value["phase_offset"], where.key("phase_offset")),
+        frequency_hz=number(value["frequencies"], where.key("frequencies"), minimum=0.0, strict=True),
+        phase_offset=number(value["phase_offset"], where.key("phase_offset")),
         stance_ratio=stance_ratio,
     )
 

@@ -21,7 +21,7 @@ import numpy as np
 import pinocchio as pin
 import yaml
 
-from g1_teleop.config_location import ConfigLocation
+from g1_teleop.config_location import ConfigLocation, check_keys, number, string, vector
 from g1_teleop.paths import config_path, urdf_path
 
 NUM_JOINTS = 29
@@ -132,17 +132,17 @@ def load_robot(config: Path | None = None, model: Path | None = None) -> Robot:
     where = ConfigLocation(str(config_file), RobotConfigError)
     if not isinstance(raw, dict):
         raise RobotConfigError(f"{config_file}: expected a mapping at the top level")
-    _check_keys(raw, _TOP_KEYS, _TOP_KEYS, where)
+    check_keys(raw, _TOP_KEYS, _TOP_KEYS, where)
 
     joint_names, velocity_limit, default_q = _parse_joints(raw["joints"], where.key("joints"))
     gain_profiles = _parse_gain_profiles(raw["gain_profiles"], joint_names, where.key("gain_profiles"))
     dynamics = _parse_dynamics(raw["mujoco_joint_dynamics"], joint_names, where.key("mujoco_joint_dynamics"))
     frames = _parse_frames(raw["frames"], where.key("frames"))
     self_collision = _parse_self_collision(raw["self_collision"], where.key("self_collision"))
-    base_link = _string(raw["base_link"], where.key("base_link"))
-    spawn_height = _number(raw["spawn_height"], where.key("spawn_height"), minimum=0.0, strict=True)
+    base_link = string(raw["base_link"], where.key("base_link"))
+    spawn_height = number(raw["spawn_height"], where.key("spawn_height"), minimum=0.0, strict=True)
 
-    configured_model = Path(_string(raw["model"], where.key("model")))
+    configured_model = Path(string(raw["model"], where.key("model")))
     if model is not None:
         model_file = Path(model)
     elif configured_model.is_absolute():
@@ -199,35 +199,12 @@ def _frozen(values: Any) -> np.ndarray:
     return array
 
 
-def _check_keys(mapping: Any, required: Sequence[str], allowed: Sequence[str], where: ConfigLocation) -> None:
-    if not isinstance(mapping, dict):
-        raise where.error(f"expected a mapping, got {type(mapping).__name__}")
-    missing = [k for k in required if k not in mapping]
-    unknown = [str(k) for k in mapping if k not in allowed]
-    if missing:
-        raise where.error(f"missing key(s) {', '.join(missing)}")
-    if unknown:
-        raise where.error(f"unknown key(s) {', '.join(unknown)}; expected {', '.join(allowed)}")
 
 
-def _string(value: Any, where: ConfigLocation) -> str:
-    if not isinstance(value, str) or not value:
-        raise where.error(f"expected a non-empty string, got {value!r}")
-    return value
 
 
-def _number(value: Any, where: ConfigLocation, minimum: float | None = None, strict: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise where.error(f"expected a finite number, got {value!r}")
-    if minimum is not None and (value < minimum or (strict and value == minimum)):
-        raise where.error(f"must be {'>' if strict else '>='} {minimum:g}, got {value!r}")
-    return float(value)
 
 
-def _vector(value: Any, size: int, where: ConfigLocation) -> np.ndarray:
-    if not isinstance(value, list) or len(value) != size:
-        raise where.error(f"expected a list of {size} numbers, got {value!r}")
-    return np.array([_number(v, where.key(i)) for i, v in enumerate(value)])
 
 
 def _parse_joints(value: Any, where: ConfigLocation) -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:
@@ -237,25 +214,25 @@ def _parse_joints(value: Any, where: ConfigLocation) -> tuple[tuple[str, ...], n
     names, velocity, default = [], [], []
     for i, entry in enumerate(value):
         at = where.key(i)
-        _check_keys(entry, _JOINT_KEYS, _JOINT_KEYS, at)
-        name = _string(entry["name"], at.key("name"))
+        check_keys(entry, _JOINT_KEYS, _JOINT_KEYS, at)
+        name = string(entry["name"], at.key("name"))
         if name in names:
             raise at.key("name").error(f"duplicate joint {name!r} (also at index {names.index(name)})")
         names.append(name)
-        velocity.append(_number(entry["velocity_limit"], at.key("velocity_limit"), minimum=0.0, strict=True))
-        default.append(_number(entry["default_q"], at.key("default_q")))
+        velocity.append(number(entry["velocity_limit"], at.key("velocity_limit"), minimum=0.0, strict=True))
+        default.append(number(entry["default_q"], at.key("default_q")))
     return tuple(names), np.array(velocity), np.array(default)
 
 
 def _per_joint(value: Any, joint_names: Sequence[str], where: ConfigLocation) -> np.ndarray:
     """A non-negative number for every joint, or a list in joint order."""
     if isinstance(value, list):
-        values = _vector(value, len(joint_names), where)
+        values = vector(value, len(joint_names), where)
         negative = [joint_names[i] for i in np.flatnonzero(values < 0)]
         if negative:
             raise where.error(f"must be >= 0, negative for {', '.join(negative)}")
         return _frozen(values)
-    return _frozen(np.full(len(joint_names), _number(value, where, minimum=0.0)))
+    return _frozen(np.full(len(joint_names), number(value, where, minimum=0.0)))
 
 
 def _parse_gain_profiles(
@@ -266,48 +243,48 @@ def _parse_gain_profiles(
     profiles = {}
     for name, entry in value.items():
         at = where.key(str(name))
-        _check_keys(entry, ("kp", "kd"), ("kp", "kd"), at)
+        check_keys(entry, ("kp", "kd"), ("kp", "kd"), at)
         profiles[str(name)] = (_per_joint(entry["kp"], joint_names, at.key("kp")),
                                _per_joint(entry["kd"], joint_names, at.key("kd")))
     return profiles
 
 
 def _parse_dynamics(value: Any, joint_names: Sequence[str], where: ConfigLocation) -> dict[str, np.ndarray]:
-    _check_keys(value, _DYNAMICS_KEYS, _DYNAMICS_KEYS, where)
+    check_keys(value, _DYNAMICS_KEYS, _DYNAMICS_KEYS, where)
     dynamics = {}
     for key in _DYNAMICS_KEYS:
         at = where.key(key)
         entry = value[key]
         if not isinstance(entry, dict):
-            dynamics[key] = _frozen(np.full(len(joint_names), _number(entry, at, minimum=0.0)))
+            dynamics[key] = _frozen(np.full(len(joint_names), number(entry, at, minimum=0.0)))
             continue
         if "default" not in entry:
             raise at.error("a per-joint mapping needs a 'default' value")
         unknown = [str(k) for k in entry if k != "default" and k not in joint_names]
         if unknown:
             raise at.error(f"unknown joint(s) {', '.join(unknown)}")
-        default = _number(entry["default"], at.key("default"), minimum=0.0)
+        default = number(entry["default"], at.key("default"), minimum=0.0)
         dynamics[key] = _frozen([
-            _number(entry[n], at.key(n), minimum=0.0) if n in entry else default for n in joint_names
+            number(entry[n], at.key(n), minimum=0.0) if n in entry else default for n in joint_names
         ])
     return dynamics
 
 
 def _parse_frames(value: Any, where: ConfigLocation) -> dict[str, FixedFrame]:
-    _check_keys(value, FRAME_ROLES, FRAME_ROLES, where)
+    check_keys(value, FRAME_ROLES, FRAME_ROLES, where)
     frames = {}
     keys = ("name", "parent", "position", "quat_wxyz")
     for role in FRAME_ROLES:
         at = where.key(role)
         entry = value[role]
-        _check_keys(entry, keys, keys, at)
-        quat = _vector(entry["quat_wxyz"], 4, at.key("quat_wxyz"))
+        check_keys(entry, keys, keys, at)
+        quat = vector(entry["quat_wxyz"], 4, at.key("quat_wxyz"))
         if abs(np.linalg.norm(quat) - 1.0) > 1e-6:
             raise at.key("quat_wxyz").error(f"not a unit quaternion (norm {np.linalg.norm(quat):.9g})")
         frames[role] = FixedFrame(
-            name=_string(entry["name"], at.key("name")),
-            parent=_string(entry["parent"], at.key("parent")),
-            position=_frozen(_vector(entry["position"], 3, at.key("position"))),
+            name=string(entry["name"], at.key("name")),
+            parent=string(entry["parent"], at.key("parent")),
+            position=_frozen(vector(entry["position"], 3, at.key("position"))),
             quat_wxyz=_frozen(quat / np.linalg.norm(quat)),
         )
     names = [f.name for f in frames.values()]
@@ -317,7 +294,7 @@ def _parse_frames(value: Any, where: ConfigLocation) -> dict[str, FixedFrame]:
 
 
 def _parse_self_collision(value: Any, where: ConfigLocation) -> SelfCollision:
-    _check_keys(value, ("groups", "pairs"), ("groups", "pairs"), where)
+    check_keys(value, ("groups", "pairs"), ("groups", "pairs"), where)
     groups_at = where.key("groups")
     if not isinstance(value["groups"], dict):
         raise groups_at.error("expected a mapping of group name -> list of links")
@@ -330,7 +307,7 @@ def _parse_self_collision(value: Any, where: ConfigLocation) -> SelfCollision:
         if not isinstance(links, list) or not links:
             raise at.error(f"expected a non-empty list of link names, got {links!r}")
         for i, link in enumerate(links):
-            link = _string(link, at.key(i))
+            link = string(link, at.key(i))
             if link in owner:
                 raise at.key(i).error(f"link {link!r} is already in group {owner[link]!r}")
             owner[link] = str(group)
