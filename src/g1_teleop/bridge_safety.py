@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from g1_teleop.limits import CommandLimiter, JointCommand, JointLimits
+from g1_teleop.limits import CommandLimiter, JointCommand, JointLimits, limit_stiffness_torque
 from g1_teleop.robot import Robot
 
 
@@ -321,9 +321,7 @@ class BridgeSafety:
                 wanted = self._hold_command().blend(wanted, (now_s - self._active_start_s) / blend_s)
         dt = 0.0 if self._last_tick_s is None else max(0.0, now_s - self._last_tick_s)
         limited = self._limiter.apply(wanted, dt)
-        # Stiffness torque bound: keep q* within bound/kp of the measured q (joints with kp = 0 are free).
-        bound = self.config.pd_torque_scale * self.limits.effort
-        band = np.divide(bound, limited.kp, out=np.full(n, np.inf), where=limited.kp > 0)
-        limited.q = np.clip(limited.q, state.q - band, state.q + band)
+        max_torque = self.config.pd_torque_scale * self.limits.effort
+        limited.q = limit_stiffness_torque(limited.q, limited.kp, state.q, max_torque)
         self._limiter.reset(limited.q)
         return limited

@@ -99,6 +99,14 @@ class CommandLimiter:
         )
 
 
+def limit_stiffness_torque(q_target: np.ndarray, kp: np.ndarray, q_measured: np.ndarray,
+                           max_torque: np.ndarray) -> np.ndarray:
+    """``q_target`` kept within max_torque/kp of ``q_measured``, so |kp·(q* − q)| ≤ max_torque (rad;
+    joints with kp = 0 are free)."""
+    band = np.divide(max_torque, kp, out=np.full(len(kp), np.inf), where=kp > 0)
+    return np.clip(q_target, q_measured - band, q_measured + band)
+
+
 def pd_torque(command: JointCommand, q: np.ndarray, dq: np.ndarray, effort: np.ndarray) -> np.ndarray:
     """τ = kp(q* − q) + kd(dq* − dq) + τ_ff, clipped to ±effort [N·m]."""
     tau = command.kp * (command.q - q) + command.kd * (command.dq - dq) + command.tau_ff

@@ -1,8 +1,9 @@
 """A listener on the robot's own DDS topics, for tests and benchmarks of the bridge. ROS-free.
 
 It timestamps every rt/lowcmd and rt/lowstate sample on arrival (time.monotonic()), decodes the LowCmds
-(:mod:`g1_teleop.lowcmd`, CRC checked) and plays a wireless remote on rt/wirelesscontroller, which the
-virtual robot copies into LowState.wireless_remote. Needs unitree_sdk2py (CycloneDDS 0.10.x).
+(:mod:`g1_teleop.lowcmd`, CRC checked), with ``hands`` also every rt/dex3/{left,right}/cmd, and plays a
+wireless remote on rt/wirelesscontroller, which the virtual robot copies into LowState.wireless_remote.
+Needs unitree_sdk2py (CycloneDDS 0.10.x).
 """
 
 from __future__ import annotations
@@ -14,6 +15,17 @@ import numpy as np
 
 from g1_teleop.lowcmd import NUM_BODY_JOINTS, lowcmd_crc, lowcmd_from_cdr, unpack_lowcmd
 from g1_teleop.wireless_remote import BUTTONS
+
+
+@dataclass(frozen=True)
+class HandCmdSample:
+    """One HandCmd as it arrived: time.monotonic() (s), and per motor mode, q, kp, kd."""
+
+    t: float
+    mode: np.ndarray
+    q: np.ndarray
+    kp: np.ndarray
+    kd: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -31,21 +43,24 @@ class LowCmdSample:
 class RobotProbe:
     """Every LowCmd and LowState arrival on ``domain_id`` (on ``interface``), and a wireless remote."""
 
-    def __init__(self, domain_id: int, interface: str = "lo") -> None:
+    def __init__(self, domain_id: int, interface: str = "lo", hands: bool = False) -> None:
         from cyclonedds._clayer import ddspy_take
         from cyclonedds.core import Listener
+        from cyclonedds.internal import InvalidSample
         from cyclonedds.pub import DataWriter
         from cyclonedds.sub import DataReader
         from cyclonedds.topic import Topic
         from unitree_sdk2py.idl.unitree_go.msg.dds_ import WirelessController_
-        from unitree_sdk2py.idl.unitree_hg.msg.dds_ import LowCmd_, LowState_
+        from unitree_sdk2py.idl.unitree_hg.msg.dds_ import HandCmd_, LowCmd_, LowState_
 
         from g1_teleop.virtual_robot import open_dds_participant
 
         self._take = ddspy_take
+        self._invalid = InvalidSample
         self._remote_type = WirelessController_
         self.lowcmds: list[LowCmdSample] = []
         self.lowstate_times: list[float] = []
+        self.handcmds: dict[str, list[HandCmdSample]] = {"left": [], "right": []}
         self._domain, self._participant = open_dds_participant(domain_id, interface)
         p = self._participant
         self._remote = DataWriter(p, Topic(p, "rt/wirelesscontroller", WirelessController_))
@@ -54,6 +69,9 @@ class RobotProbe:
             DataReader(p, Topic(p, "rt/lowstate", LowState_),
                        listener=Listener(on_data_available=self._on_lowstate)),
         ]
+        if hands:
+            self._readers += [DataReader(p, Topic(p, f"rt/dex3/{side}/cmd", HandCmd_), listener=Listener(
+                on_data_available=lambda reader, side=side: self._on_handcmd(side, reader))) for side in self.handcmds]
 
     @property
     def participant(self):
@@ -74,6 +92,14 @@ class RobotProbe:
     def _on_lowstate(self, reader) -> None:
         t = time.monotonic()
         self.lowstate_times.extend(t for _, info in self._take(reader._ref, 64) if info.valid_data)
+
+    def _on_handcmd(self, side: str, reader) -> None:
+        t = time.monotonic()
+        for message in reader.take(16):
+            if isinstance(message, self._invalid):  # a writer went away
+                continue
+            values = np.array([(m.mode, m.q, m.kp, m.kd) for m in message.motor_cmd], dtype=float).T
+            self.handcmds[side].append(HandCmdSample(t, values[0].astype(int), *values[1:]))
 
     def press(self, *buttons: str) -> None:
         """The remote's keys: ``buttons`` held (none: all released)."""

@@ -22,6 +22,9 @@ against it unchanged:
   simulator publishes from a gamepad): the latest one is what ``LowState.wireless_remote`` carries, the
   L2 trigger reading 1 while the L2 key is held.
 - ``--gantry`` holds the torso with the elastic band of :mod:`g1_teleop.gantry` (bring-up tests).
+- ``--dex3`` adds two emulated Dex3 hands (:mod:`g1_teleop.dex3_emulator`): rt/dex3/{left,right}/cmd
+  (unitree_hg HandCmd_) applied, rt/dex3/{left,right}/state (HandState_) every ``HAND_STATE_PERIODS``
+  LowState periods (100 Hz).
 
 Samples are read and written as raw CDR bytes (:mod:`g1_teleop.lowcmd`, :mod:`g1_teleop.lowstate`),
 not through the SDK's Python (de)serialiser. One thread paces the simulation against the wall clock
@@ -68,6 +71,7 @@ TOPIC_LOWSTATE = "rt/lowstate"
 TOPIC_LOWCMD = "rt/lowcmd"
 TOPIC_WIRELESS_CONTROLLER = "rt/wirelesscontroller"
 LOWCMD_QUEUE_DEPTH = 64  # LowCmd samples kept between two reads (every one is checked and counted)
+HAND_STATE_PERIODS = 5  # rt/dex3/*/state every 5 LowState periods: 100 Hz
 
 _WIRELESS_CONTROLLER = struct.Struct("<4fH")  # unitree_go WirelessController_: lx, ly, rx, ry, keys
 _CDR_LITTLE_ENDIAN = (b"\x00\x01", b"\x00\x07")
@@ -86,6 +90,7 @@ class VirtualRobotConfig:
     interface: str = "lo"
     model: str = ""
     gantry: bool = False
+    dex3: bool = False
     physics_dt: float = 0.002
     mode_machine: int = DEFAULT_MODE_MACHINE
     realtime_factor: float = 1.0
@@ -196,6 +201,43 @@ class VirtualRobot:
         motors["tau_est"] = s.tau
         packed, _ = pack_lowstate(state)
         return lowstate_to_cdr(packed)
+
+
+class EmulatedHands:
+    """The Dex3 hands' DDS side: HandCmd in, HandState out, around an :class:`EmulatedHand` each."""
+
+    def __init__(self, participant: Any) -> None:
+        from cyclonedds.core import Policy, Qos
+        from cyclonedds.internal import InvalidSample
+        from cyclonedds.pub import DataWriter
+        from cyclonedds.sub import DataReader
+        from cyclonedds.topic import Topic
+        from unitree_sdk2py.idl.unitree_hg.msg.dds_ import HandCmd_, HandState_
+
+        from g1_teleop.dex3 import SIDES, load_dex3
+        from g1_teleop.dex3_emulator import EmulatedHand
+
+        dex3 = load_dex3()
+        self._invalid = InvalidSample
+        self.hands = {side: EmulatedHand(dex3.limits[side]) for side in SIDES}
+        p = participant
+        self._readers = {side: DataReader(p, Topic(p, f"rt/dex3/{side}/cmd", HandCmd_),
+                                          Qos(Policy.History.KeepLast(8))) for side in SIDES}
+        self._writers = {side: DataWriter(p, Topic(p, f"rt/dex3/{side}/state", HandState_)) for side in SIDES}
+
+    def step(self, dt: float, publish: bool) -> None:
+        """Apply the commands received, advance ``dt`` seconds, and publish the states if ``publish``."""
+        for side, hand in self.hands.items():
+            for message in self._readers[side].take(8):
+                if not isinstance(message, self._invalid):  # (a writer went away)
+                    hand.receive(message)
+            hand.advance(dt)
+            if publish:
+                self._writers[side].write(hand.state_message())
+
+    def counts(self) -> dict[str, int]:
+        return {f"handcmd_{side}_{name}": value for side, hand in self.hands.items()
+                for name, value in asdict(hand.counts).items()}
 
 
 def rpy_zyx(quat_wxyz: np.ndarray) -> np.ndarray:
@@ -328,9 +370,11 @@ def _run(config: VirtualRobotConfig, log: Callable[[str], None], stop: list[int]
     lowstate_writer = RawWriter(participant, TOPIC_LOWSTATE, types[TOPIC_LOWSTATE])
     lowcmd_reader = RawReader(participant, TOPIC_LOWCMD, types[TOPIC_LOWCMD], LOWCMD_QUEUE_DEPTH)
     remote_reader = RawReader(participant, TOPIC_WIRELESS_CONTROLLER, types[TOPIC_WIRELESS_CONTROLLER], 1)
+    hands = EmulatedHands(participant) if config.dex3 else None
 
     log(f"virtual_robot ready: domain {config.domain_id}, interface {config.interface}, model "
-        f"{robot.model_path.name}, physics {config.physics_dt * 1e3:g} ms, gantry {'on' if config.gantry else 'off'}"
+        f"{robot.model_path.name}, physics {config.physics_dt * 1e3:g} ms, gantry {'on' if config.gantry else 'off'}, "
+        f"Dex3 hands {'emulated' if hands else 'none'}"
         f", mode_machine {config.mode_machine}, real-time factor {config.realtime_factor:g}")
 
     gc.freeze()  # the start-up's objects leave the collector, whose full passes over them took ~40 ms
@@ -348,6 +392,7 @@ def _run(config: VirtualRobotConfig, log: Callable[[str], None], stop: list[int]
             "lowstate_published": published,
             "lowstate_rate_hz": round((published - since[3]) / elapsed, 1),
             **{f"lowcmd_{name}": value for name, value in asdict(vr.counts).items()},
+            **(hands.counts() if hands else {}),
             "pacing_restarts": pacing.restarts,
         }
 
@@ -358,6 +403,8 @@ def _run(config: VirtualRobotConfig, log: Callable[[str], None], stop: list[int]
             vr.receive_wireless_controller(sample)
         vr.advance()
         lowstate_writer.write(vr.lowstate_sample())
+        if hands is not None:
+            hands.step(LOWSTATE_PERIOD_S, publish=published % HAND_STATE_PERIODS == 0)
         published += 1
         pelvis_z = float(sim.data.qpos[2])
         pelvis_z_min = min(pelvis_z_min, pelvis_z)
@@ -380,6 +427,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--interface", default=defaults.interface,
                         help=f"network interface DDS binds to (default {defaults.interface})")
     parser.add_argument("--gantry", action="store_true", help="hold the torso with the virtual gantry")
+    parser.add_argument("--dex3", type=_flag, nargs="?", const=True, default=defaults.dex3,
+                        help="emulate two Dex3 hands on rt/dex3/{left,right}/cmd|state (--dex3, --dex3 true|false)")
     parser.add_argument("--model", default=defaults.model,
                         help="robot model file (URDF or MJCF with the G1's 29 joint names) instead of the project's")
     parser.add_argument("--physics-dt", type=float, default=defaults.physics_dt,
@@ -390,10 +439,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"simulated seconds per wall second (default {defaults.realtime_factor:g})")
 
 
+def _flag(text: str) -> bool:
+    if text.lower() in ("true", "1", "yes"):
+        return True
+    if text.lower() in ("false", "0", "no"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
+
+
 def config_from_args(args: argparse.Namespace) -> VirtualRobotConfig:
     return VirtualRobotConfig(domain_id=args.domain_id, interface=args.interface, model=args.model,
-                              gantry=args.gantry, physics_dt=args.physics_dt, mode_machine=args.mode_machine,
-                              realtime_factor=args.realtime_factor)
+                              gantry=args.gantry, dex3=args.dex3, physics_dt=args.physics_dt,
+                              mode_machine=args.mode_machine, realtime_factor=args.realtime_factor)
 
 
 def run_from_args(args: argparse.Namespace) -> int:

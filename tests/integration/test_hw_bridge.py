@@ -61,11 +61,11 @@ def robot_domain(ros_domain) -> int:
 
 
 class VirtualRobotProcess:
-    def __init__(self, domain_id: int, lines: list[str]) -> None:
+    def __init__(self, domain_id: int, lines: list[str], options: tuple[str, ...] = ()) -> None:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "g1_teleop.virtual_robot", "--domain-id", str(domain_id), "--interface", "lo",
-             "--gantry"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True,
-            bufsize=1, start_new_session=True)
+             "--gantry", *options], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            text=True, bufsize=1, start_new_session=True)
         self._pump = threading.Thread(target=self._read, args=(lines,), daemon=True)
         self._pump.start()
 
@@ -88,15 +88,17 @@ class VirtualRobotProcess:
 class Rig:
     """The two processes, the probe, and a ROS node playing the policy and the operator."""
 
-    def __init__(self, context, robot_domain: int, parameters: dict | None = None, robot_first: bool = True) -> None:
+    def __init__(self, context, robot_domain: int, parameters: dict | None = None, robot_first: bool = True,
+                 dex3: bool = False) -> None:
         self.lines: list[str] = []
         self.robot_domain = robot_domain
-        self.probe = RobotProbe(robot_domain)
+        self.robot_options = ("--dex3",) if dex3 else ()
+        self.probe = RobotProbe(robot_domain, hands=dex3)
         self.robot: VirtualRobotProcess | None = None
         if robot_first:
             self.start_robot()
         params = {"robot_domain_id": robot_domain, "network_interface": "lo", "ramp_duration_s": RAMP_S,
-                  **(parameters or {})}
+                  "dex3": dex3, **(parameters or {})}
         self.graph = GraphProcesses([NodeSpec("hw_bridge", "hw_bridge", True, params)], output=self.lines.append)
         self.graph.start()
         self.node = rclpy.create_node("bridge_test", context=context)
@@ -120,7 +122,7 @@ class Rig:
         self._policy.start()
 
     def start_robot(self) -> None:
-        self.robot = VirtualRobotProcess(self.robot_domain, self.lines)
+        self.robot = VirtualRobotProcess(self.robot_domain, self.lines, self.robot_options)
 
     def _on_diagnostics(self, msg: DiagnosticArray) -> None:
         t = time.monotonic()
@@ -439,3 +441,56 @@ def test_estop_from_every_source(make_rig):
     first_damp = next(s for s in rig.probe.lowcmds if s.t > t_press and damping(s))
     print(f"\nremote e-stop → first damping LowCmd {(first_damp.t - t_press) * 1e3:.1f} ms")
     assert first_damp.t - t_press < 0.1
+
+
+def test_dex3_hands_follow_their_targets_and_the_bridge_state(make_rig):
+    from g1_teleop.dex3 import load_dex3
+
+    dex3 = load_dex3()
+    left_names, right_names = list(dex3.joint_names("left")), list(dex3.joint_names("right"))
+    rig = make_rig(parameters=RELAXED, dex3=True)
+    hand_states: dict[str, JointState] = {}
+    rig.node.create_subscription(JointState, "hand_states",
+                                 lambda msg: hand_states.__setitem__(msg.name[0].split("_")[0], msg), QOS)
+    target_pub = rig.node.create_publisher(JointState, "teleop/hand_target", QOS)
+    rig.wait_state("ZERO_TORQUE", 20.0)
+    assert rig.spin(3.0, lambda: len(rig.probe.handcmds["left"]) > 5 and "right" in hand_states), rig.log
+    free = rig.probe.handcmds["left"][-1]
+    assert np.all(free.kp == 0) and np.all(free.kd == 0)
+    assert list(free.mode) == [0x10 + i for i in range(7)]  # motor index and status 1, no timeout bit
+
+    rig.bring_up()
+    closed = np.array([0.0, 0.5, 1.0, -1.0, -1.0, -1.0, -1.0])  # left hand, motor order, inside its limits
+
+    def send(names: list[str], positions: list[float]) -> None:
+        target_pub.publish(JointState(name=names, position=positions))
+        rig.spin(0.02)
+
+    for _ in range(75):  # 1.5 s at 50 Hz: the hand settles (time constant kd/kp ≈ 0.13 s)
+        send(left_names + right_names, [*closed, *np.zeros(7)])  # both hands in one message
+    np.testing.assert_allclose(hand_states["left"].position, closed, atol=0.03)
+    np.testing.assert_allclose(hand_states["right"].position, 0.0, atol=0.03)  # held open
+    assert np.all(rig.probe.handcmds["left"][-1].kp == dex3.kp)
+
+    # Malformed targets never reach a HandCmd: NaN, part of a hand, an unknown joint.
+    t_bad = time.monotonic()
+    nan = closed.copy()
+    nan[3] = math.nan
+    for names, positions in ((left_names, nan.tolist()), (left_names[:4], [0.0] * 4),
+                             ([*left_names[:-1], "left_hand_pinky_joint"], [0.0] * 7)):
+        for _ in range(5):
+            send(names, positions)
+    sent = [s for s in rig.probe.handcmds["left"] if s.t > t_bad]
+    assert sent and all(np.all(np.isfinite(s.q)) for s in sent)
+    np.testing.assert_allclose(sent[-1].q, closed, atol=1e-6)  # still the last good target
+    for _ in range(25):  # one hand alone
+        send(right_names, [0.0, -0.5, -1.0, 1.0, 1.0, 1.0, 1.0])
+    assert rig.probe.handcmds["right"][-1].q[2] < -0.3
+    assert "rejected teleop/hand_target" in rig.log
+
+    # E-stop: the hands damp with the body.
+    t_stop = time.monotonic()
+    assert rig.call("estop").success
+    assert rig.spin(1.0, lambda: any(s.t > t_stop and np.all(s.kp == 0) for s in rig.probe.handcmds["right"]))
+    damped = next(s for s in rig.probe.handcmds["left"] if s.t > t_stop and np.all(s.kp == 0))
+    np.testing.assert_allclose(damped.kd, dex3.damping_kd)

@@ -50,7 +50,7 @@ def robot_domain(ros_domain) -> int:
     return 1 + (ros_domain - 101) % 100
 
 
-@pytest.mark.parametrize("controller", ["hold", "openwbt"])
+@pytest.mark.parametrize("controller", ["hold", "builtin", "openwbt"])
 def test_real_launch_with_the_virtual_robot_starts_up_and_tracks(rclpy_context, robot_domain, controller, tmp_path):
     from g1_teleop.nodes.recorder import Recorder
 

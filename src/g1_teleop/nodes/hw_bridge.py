@@ -21,7 +21,9 @@ buttons of a Joy device on ``joy`` (messages with frame_id "wireless_remote" are
 Threads: the executor (ROS callbacks, logging, diagnostics), CycloneDDS's listener (LowState → latest
 sample, remote combinations, joint_states, imu, joy) and the LowCmd loop. They share immutable samples
 by reference and a queue of operator requests; the loop hands what happened to the executor through a
-guard condition and publishes nothing itself. Shutdown: the loop writes damping for 50 ms and
+guard condition and publishes nothing itself. With ``dex3``, the Dex3 hands go through
+:mod:`g1_teleop.nodes.hand_bridge` (teleop/hand_target → rt/dex3/*/cmd, rt/dex3/*/state → hand_states),
+following the body's safety state. Shutdown: the loop writes damping for 50 ms and
 stops, then the robot's DDS closes, then rclpy.
 """
 
@@ -34,6 +36,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import rclpy.logging
@@ -52,6 +55,7 @@ from g1_teleop.bridge_safety import (
     SafetyState,
     StateSample,
 )
+from g1_teleop.dex3 import Dex3ConfigError, load_dex3
 from g1_teleop.joint_vector import JointIndex, MalformedJointMessage
 from g1_teleop.limits import JointCommand
 from g1_teleop.lowcmd import MODE_PR, NUM_BODY_JOINTS, lowcmd_to_cdr, motor_slots, pack_lowcmd
@@ -66,6 +70,7 @@ from g1_teleop.nodes.common import (
     declare_config,
     run,
 )
+from g1_teleop.nodes.hand_bridge import HandBridge
 from g1_teleop.robot import load_robot
 from g1_teleop.wireless_remote import WirelessRemote, combo_pressed, parse_combo, parse_wireless_remote
 
@@ -94,13 +99,16 @@ class HwBridgeConfig:
     joy_activate_button: int = -1
     joy_estop_button: int = -1
     lowstate_crc_check: bool = True  # drop LowState samples whose CRC does not match
+    dex3: bool = False  # drive two Dex3 hands (rt/dex3/{left,right}/cmd|state)
+    dex3_config: str = ""  # hand YAML; empty: config/dex3.yaml
+    dex3_rate_hz: float = 100.0  # HandCmd per hand (average)
 
     def __post_init__(self) -> None:
         if not 0 <= self.robot_domain_id <= 232:
             raise ValueError(f"robot_domain_id = {self.robot_domain_id}: must be a DDS domain id in [0, 232]")
         if not self.network_interface:
             raise ValueError("network_interface is empty: name the interface wired to the robot (lo: virtual robot)")
-        for name in ("lowcmd_rate_hz", "state_publish_rate_hz", "joy_publish_rate_hz"):
+        for name in ("lowcmd_rate_hz", "state_publish_rate_hz", "joy_publish_rate_hz", "dex3_rate_hz"):
             if not 0 < getattr(self, name) <= 2000:
                 raise ValueError(f"{name} = {getattr(self, name)}: must be in (0, 2000] Hz")
         if not 0 <= self.lowcmd_priority <= 99:
@@ -162,6 +170,7 @@ class HwBridge(Node):
         self._loop: threading.Thread | None = None  # set once the robot's DDS is open
         self._loop_failure: Exception | None = None
         self._dds: _RobotDds | None = None
+        self.hands: HandBridge | None = None
         cfg = self.cfg = declare_config(self, HwBridgeConfig)
         safety_cfg = declare_config(self, BridgeSafetyConfig)
         robot = load_robot(cfg.robot_config or None, cfg.model or None)
@@ -209,6 +218,12 @@ class HwBridge(Node):
         self.report(SafetyState.WAIT_FOR_STATE, "waiting for rt/lowstate")
 
         self._dds = _RobotDds(cfg.robot_domain_id, cfg.network_interface, self.on_lowstate)
+        if cfg.dex3:
+            try:
+                dex3 = load_dex3(Path(cfg.dex3_config) if cfg.dex3_config else None)
+            except Dex3ConfigError as exc:
+                raise ConfigError(str(exc)) from None
+            self.hands = HandBridge(self, self._dds.participant, dex3, cfg.dex3_rate_hz, self.warn)
         sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
         self._stop = threading.Event()
         self._loop = threading.Thread(target=self.lowcmd_loop, name="lowcmd", daemon=True)
@@ -217,6 +232,7 @@ class HwBridge(Node):
             f"robot DDS domain {cfg.robot_domain_id} on {cfg.network_interface}: waiting for rt/lowstate; "
             f"LowCmd at {cfg.lowcmd_rate_hz:g} Hz; operator: remote {cfg.start_combo} / {cfg.activate_combo} / "
             f"{cfg.estop_combo} (start / activate / e-stop), services hw_bridge/start|activate|estop"
+            + (f"; Dex3 hands at {cfg.dex3_rate_hz:g} Hz" if self.hands else "")
         )
 
     # -- LowCmd loop (its own thread) --------------------------------------------------------------
@@ -273,6 +289,8 @@ class HwBridge(Node):
                 self.counts["lowcmd_write_errors"] += 1
             else:
                 self.counts["lowcmd_written"] += 1
+        if self.hands is not None:
+            self.hands.tick(now, self.safety.state)
         if output.transitions or output.notices:
             self._reports.append(output)
             if self.context.ok():  # after a signal only the shutdown damping is left to run
@@ -335,6 +353,7 @@ class HwBridge(Node):
             "lowstate_age_ms": "none" if state is None else round((now - state.received_s) * 1e3, 1),
             "mode_machine": self._mode_machine,
             **{name: self.counts[name] for name in COUNTERS},
+            **(dict(self.hands.counts) if self.hands else {}),
             **self._loop_figures,
         }
 
@@ -442,6 +461,8 @@ class HwBridge(Node):
         if self._loop is not None and self._loop.is_alive():
             self._stop.set()
             self._loop.join(timeout=1.0)
+        if self.hands is not None:
+            self.hands.close()
         if self._dds is not None:
             self._dds.close()
             self._dds = None
@@ -519,6 +540,11 @@ class _RobotDds:
         latest = next((data for data, info in reversed(samples) if info.valid_data), None)
         if latest is not None:
             self._on_lowstate(latest, received_s)
+
+    @property
+    def participant(self):
+        """The CycloneDDS participant on the robot's domain (for the hands' endpoints)."""
+        return self._participant
 
     def write(self, cdr: bytes) -> int:
         """Write one LowCmd sample; returns the DDS return code (negative: an error)."""
