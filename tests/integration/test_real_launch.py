@@ -32,9 +32,9 @@ POLICIES = Path(__file__).resolve().parents[3] / "shared" / "policies" / "openwb
 SDK_MISSING = "unitree_sdk2py not installed (scripts/install_robot_sdk.sh installs it): hw_bridge needs it"
 QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10, reliability=ReliabilityPolicy.RELIABLE)
 # The graph's policy runs at 50 Hz in real time next to four other processes on the test machine's two
-# cores: a 50 ms command timeout (the default, whose damping test_hw_bridge measures) would end the run on
-# the first scheduling hiccup.
-COMMAND_TIMEOUT_S = 0.25
+# cores, where a process can be starved for a few hundred ms (seen: 367 ms): the default timeout (45 ms,
+# whose damping test_hw_bridge measures) would end the run on the first such hiccup.
+COMMAND_TIMEOUT_S = 0.5
 ACTIVE_S = 20.0  # seconds of the default scenario played while ACTIVE (as in test_sim_graph)
 SETTLE_S = 1.0  # after play, as in the simulated graph's check
 # In real time the wrists trail their targets by the latency of xr_input → retarget → policy (50 Hz) →
