@@ -63,6 +63,7 @@ class GraphProcesses:
         self.env = {**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1"}
         self.output = output or (lambda line: print(line, flush=True))
         self._children: list[_Child] = []
+        self._killed: set[str] = set()  # nodes stopped on purpose (fault injection): their exit is no failure
         self._tmp = tempfile.TemporaryDirectory(prefix="g1_teleop_params_")
         self.failure: str | None = None
 
@@ -97,10 +98,19 @@ class GraphProcesses:
         """Name the first required node that exited, with its exit code, or None."""
         for child in self._children:
             code = child.process.poll()
-            if code is not None and child.spec.required:
+            if code is not None and child.spec.required and child.spec.name not in self._killed:
                 self.failure = f"required node {child.spec.name} exited with code {code}"
                 return self.failure
         return None
+
+    def kill(self, name: str, sig: int = signal.SIGKILL) -> None:
+        """Send ``sig`` to one node (fault injection: e.g. a policy that dies); its exit is not a failure."""
+        child = next((c for c in self._children if c.spec.name == name), None)
+        if child is None:
+            raise KeyError(f"no node {name!r} in this graph; nodes: {[c.spec.name for c in self._children]}")
+        self._killed.add(name)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(child.process.pid, sig)
 
     def stop(self, timeout_s: float = 5.0) -> dict[str, int | None]:
         """SIGTERM every node, then SIGKILL what is left; return the exit codes."""

@@ -119,6 +119,9 @@ def test_real_launch_with_the_virtual_robot_starts_up_and_tracks(rclpy_context, 
         assert played.success, played.message
         spin_until(lambda: False, ACTIVE_S)
         assert states[-1][1] == "ACTIVE", "\n".join(lines[-60:])
+        # The policy process dies: the bridge damps on the missing commands.
+        graph.kill("policy")
+        wait_state("DAMP", COMMAND_TIMEOUT_S + 2.0)
     finally:
         codes = graph.stop()
         executor.shutdown()
@@ -127,8 +130,11 @@ def test_real_launch_with_the_virtual_robot_starts_up_and_tracks(rclpy_context, 
             recorder.destroy_node()
     log = "\n".join(lines)
     assert codes["hw_bridge"] in (0, -15), (codes, log[-3000:])
-    # The only damping is the one at shutdown: no fault while the scenario ran.
-    assert "ACTIVE → DAMP: operator e-stop (bridge shutdown)" in log and log.count("→ DAMP") == 1, log[-3000:]
+    # The only damping is the one after the policy died: no fault while the scenario ran. Its reason is the
+    # missing commands (or, on a starved machine, a LowState that came late first).
+    assert log.count("→ DAMP") == 1, log[-3000:]
+    reason = log.split("ACTIVE → DAMP: ")[1].splitlines()[0]
+    assert reason.startswith(("no valid joint_command for", "LowState ")), reason
 
     rec = recorder.recording()
     rec.save(tmp_path / "recording.npz")
