@@ -76,6 +76,11 @@ class SquatLocomotionController:
     def transitioning(self) -> bool:
         return self._transition > 0
 
+    @property
+    def walking(self) -> bool:
+        """From the LOCOMOTION request (its transition included) until the SQUAT request (its blend excluded)."""
+        return self._blending_to is Mode.LOCOMOTION or (self.mode is Mode.LOCOMOTION and self._blending_to is None)
+
     # -- operator commands ------------------------------------------------------------------------
     def command_squat(self, height_rate: float, pitch_rate: float) -> None:
         """Stick values in [-1, 1] for one control tick; ignored outside SQUAT and during blends."""

@@ -52,9 +52,11 @@ def test_squat_walk_and_back_without_falling(loop):
     reason = controller.request(Mode.LOCOMOTION)
     assert reason is not None and "stand up first" in reason
     run(3.5, squat_rates=(1.0, 0.0))  # back up to the top
+    assert not controller.walking
     assert controller.request(Mode.LOCOMOTION) is None
+    assert controller.walking and controller.mode is Mode.SQUAT  # walking from the request on
     run(1.2)  # 50-tick transition, then the locomotion policy
-    assert controller.mode is Mode.LOCOMOTION
+    assert controller.mode is Mode.LOCOMOTION and controller.walking
     x0 = sim.state().world_p_pelvis[0]
     run(4.0, velocity=(0.3, 0.0, 0.0))
     walked = sim.state().world_p_pelvis[0] - x0
@@ -63,6 +65,7 @@ def test_squat_walk_and_back_without_falling(loop):
     assert refused is not None and "stop first" in refused
     run(1.0)  # stopped: the command goes to zero
     assert controller.request(Mode.SQUAT) is None
+    assert not controller.walking  # the blend back to SQUAT has begun
     run(2.0)
     assert controller.mode is Mode.SQUAT and not controller.transitioning
     assert min(heights) > 0.45 and heights[-1] > 0.74, min(heights)

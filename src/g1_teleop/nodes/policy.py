@@ -11,9 +11,10 @@ controller "builtin" (default): the model-based standing and squat controller, n
 LOCOMOTION is refused: it needs a learned policy). controller "hold": legs and waist at the default pose
 (mode STAND_HOLD; needs the simulator's gantry). controller "openwbt": OpenWBT's squat and locomotion
 policies (modes SQUAT, LOCOMOTION), policy files from ``policy_dir`` or $G1_TELEOP_POLICY_DIR. Arms
-follow the IK in every mode, at most ±arm_step_limit_rad per tick. Lockstep: one command per joint_states
-stamp, once the IMU sample and arm target with that stamp are in (the arm target may be waited for at
-most sync_timeout_s).
+follow the IK, at most ±arm_step_limit_rad per tick; from a LOCOMOTION request until a SQUAT request they
+move to the default arm pose instead (``locomotion_arms`` "walking_pose"; "ik" keeps them teleoperated).
+Lockstep: one command per joint_states stamp, once the IMU sample and arm target with that stamp are in
+(the arm target may be waited for at most sync_timeout_s).
 
 Joystick (ROS joy node, Xbox layout by default), for every controller with the mode: SQUAT: left stick
 up/down raises/lowers (0.08 m/s at full stick), right stick up/down leans forward/back (0.1 rad/s).
@@ -58,6 +59,7 @@ from g1_teleop.standing_controller import StandingConfig, StandingController
 from g1_teleop.whole_body_target import DefaultPoseHold, LowerBodyController, WholeBodyTargetBuilder
 
 CONTROLLERS = ("builtin", "hold", "openwbt")
+LOCOMOTION_ARMS = ("walking_pose", "ik")
 
 
 @dataclass(frozen=True)
@@ -78,10 +80,16 @@ class PolicyConfig:
     cmd_vel_timeout_s: float = 0.5
     joy_axes: tuple[int, ...] = (1, 4, 1, 0, 3)  # height, pitch, vx, vy, wz
     joy_buttons: tuple[int, ...] = (0, 1)  # request LOCOMOTION, request SQUAT
+    # Arms from the LOCOMOTION request until SQUAT is requested: "walking_pose" (the default arm pose; the
+    # IK targets are ignored) or "ik" (teleoperated: a forward reach makes OpenWBT's policy fall, see README).
+    locomotion_arms: str = "walking_pose"
 
     def __post_init__(self) -> None:
         if self.controller not in CONTROLLERS:
             raise ValueError(f"controller must be one of {', '.join(CONTROLLERS)}, got {self.controller!r}")
+        if self.locomotion_arms not in LOCOMOTION_ARMS:
+            raise ValueError(f"locomotion_arms must be one of {', '.join(LOCOMOTION_ARMS)}, "
+                             f"got {self.locomotion_arms!r}")
         for name in ("control_dt", "arm_step_limit_rad", "arm_target_timeout_s", "sync_timeout_s",
                      "state_timeout_s", "joy_timeout_s", "cmd_vel_timeout_s"):
             if not getattr(self, name) > 0:
@@ -170,8 +178,10 @@ class Policy(Node):
             self.create_timer(0.05, self.on_sync_timeout, clock=Clock(clock_type=ClockType.STEADY_TIME))
         else:
             self.create_timer(cfg.control_dt, self.tick)
+        walking = ("the default pose in LOCOMOTION" if cfg.locomotion_arms == "walking_pose"
+                   else "the IK in LOCOMOTION too")
         self.get_logger().info(f"controller {cfg.controller}, mode {self.mode.value}; arms follow the IK "
-                               f"(±{cfg.arm_step_limit_rad} rad per tick)")
+                               f"(±{cfg.arm_step_limit_rad} rad per tick), {walking}")
 
     # -- inputs -----------------------------------------------------------------------------------
     def on_joint_states(self, msg: JointState) -> None:
@@ -276,6 +286,11 @@ class Policy(Node):
             velocity = np.array([twist.linear.x, twist.linear.y, twist.angular.z])
         self.lower_body.command_velocity(*np.nan_to_num(velocity))
 
+    def walking_pose_applies(self) -> bool:
+        """The arms take the walking pose: locomotion_arms "walking_pose" and LOCOMOTION requested."""
+        return (self.cfg.locomotion_arms == "walking_pose" and isinstance(self.lower_body, SquatLocomotionController)
+                and self.lower_body.walking)
+
     def tick(self) -> None:
         state, arm, now = self.state, self.arm, time.monotonic()
         if state is None or not state.complete:
@@ -291,7 +306,10 @@ class Policy(Node):
                                        "arms hold")
                 arm = None
         self.operator_commands(now)
-        target = self.builder.step(state, None if arm is None else arm.q, None if arm is None else arm.tau_ff)
+        arm_q, arm_tau = (None, None) if arm is None else (arm.q, arm.tau_ff)
+        if self.walking_pose_applies():
+            arm_q, arm_tau = self.robot.default_q[ARM_INDICES], None
+        target = self.builder.step(state, arm_q, arm_tau)
         msg = JointState(name=list(self.robot.joint_names), position=target.q.tolist(),
                          velocity=[0.0] * len(target.q), effort=target.tau_ff.tolist())
         # Lockstep: the stamp of the state it answers (the simulator waits for it). Real time: the tick's time.
