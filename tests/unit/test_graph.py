@@ -34,7 +34,9 @@ def test_real_graph_runs_the_virtual_robot_only_when_asked():
     assert real[0].parameters["robot_domain_id"] == 0 and real[0].parameters["network_interface"] == "eth0"
     virtual = graph.resolve({"robot": "virtual", "network_interface": "lo", "robot_domain_id": "1"})
     assert virtual[0].name == "virtual_robot" and not virtual[0].ros
-    assert virtual[0].arguments == ("--domain-id", "1", "--interface", "lo", "--gantry")
+    assert virtual[0].arguments == ("--domain-id", "1", "--interface", "lo", "--gantry", "--dex3", "false")
+    hands = graph.resolve({"robot": "virtual", "dex3": "true"})
+    assert hands[0].arguments[-2:] == ("--dex3", "true") and hands[1].parameters["dex3"] is True
     assert all(n.parameters.get("lockstep", False) is False for n in virtual[1:])
 
 
