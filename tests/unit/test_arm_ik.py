@@ -202,26 +202,37 @@ def test_unusable_target_returns_the_measured_joints(make_ik: IKFactory, model: 
     assert np.isnan(result.pos_err_m).all()
 
 
-def test_no_convergence_returns_the_measured_joints_and_leaves_the_filter(make_ik: IKFactory,
-                                                                          robot: Robot) -> None:
+def test_iteration_cap_returns_the_best_point_so_far(make_ik: IKFactory, robot: Robot) -> None:
     rng = np.random.default_rng(8)
     q_measured = random_body(robot, rng)
     targets = make_ik().end_effector_poses(random_body(robot, rng))
 
-    starved = make_ik(ArmIKConfig(max_iterations=1))
-    failed = starved.solve(*targets, q_measured)
-    assert not failed.ok and failed.iterations == 1
-    assert np.array_equal(failed.q_arm, q_measured[ARM_INDICES])
+    start = make_ik(ArmIKConfig(max_iterations=1, filter_weights=(1.0,))).solve(*targets, q_measured)
+    assert start.ok and not start.converged and start.iterations == 1
+    assert np.array_equal(start.q_arm, q_measured[ARM_INDICES])  # no step taken yet
+    errors = [start.pos_err_m.sum()]
+    for cap in (3, 6, 50):
+        result = make_ik(ArmIKConfig(max_iterations=cap, filter_weights=(1.0,))).solve(*targets, q_measured)
+        assert result.ok and result.iterations <= cap
+        errors.append(result.pos_err_m.sum())
+    assert result.converged
+    assert errors == sorted(errors, reverse=True) and errors[-1] < 0.5 * errors[0]  # each cap: closer
 
-    # A failure does not enter the output filter: ok, fail, ok gives the same as ok, ok.
-    config = ArmIKConfig(max_iterations=3)
-    plain, interrupted = make_ik(config), make_ik(config)
+
+def test_failure_leaves_the_filter(make_ik: IKFactory, robot: Robot) -> None:
+    """ok, failure, ok gives the same as ok, ok: a failed solve does not enter the output filter."""
+    rng = np.random.default_rng(8)
+    q_measured = random_body(robot, rng)
+    plain, interrupted = make_ik(ArmIKConfig()), make_ik(ArmIKConfig())
     near = q_measured.copy()
     near[ARM_INDICES] += 0.01
     goal = make_ik().end_effector_poses(near)
     first = [ik.solve(*goal, q_measured) for ik in (plain, interrupted)]
     assert all(r.ok for r in first)
-    assert not interrupted.solve(*targets, q_measured).ok  # far away: 3 evaluations are not enough
+    broken = goal[0].copy()
+    broken[0, 3] = np.nan
+    failed = interrupted.solve(broken, goal[1], q_measured)
+    assert not failed.ok and np.array_equal(failed.q_arm, q_measured[ARM_INDICES])
     second = [ik.solve(*make_ik().end_effector_poses(q_measured), q_measured) for ik in (plain, interrupted)]
     assert second[0].ok and second[1].ok
     assert np.array_equal(second[0].q_arm, second[1].q_arm)
@@ -284,6 +295,7 @@ def test_config_validation() -> None:
         ({"position_weight": 0.0}, r"position_weight: expected a finite number > 0"),
         ({"rotation_weight": -1.0}, r"rotation_weight: expected a finite number >= 0"),
         ({"posture_weight": float("nan")}, r"posture_weight: expected a finite number"),
+        ({"min_clearance_m": -0.01}, r"min_clearance_m: expected a finite number >= 0"),
         ({"posture_weight": 0.0, "measured_weight": 0.0}, r"posture_weight \+ measured_weight must be > 0"),
         ({"max_iterations": 0}, r"max_iterations: expected an integer >= 1"),
         ({"step_tolerance_rad": 0.0}, r"step_tolerance_rad: expected a finite number > 0"),
