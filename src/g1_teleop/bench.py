@@ -137,7 +137,80 @@ def bench_ik(count: int = 2000, seed: int = 0) -> dict[str, float]:
         "solutions_inside_clearance": int((gaps_arr < ik.config.min_clearance_m).sum()),
         "solutions_in_collision": int((gaps_arr < 0).sum()),
         "cases": len(cases),
+        **_mink_comparison(robot, ik, pin_model, cases, times, pos_err),
     }
+
+
+def _mink_comparison(robot, ik, pin_model, cases: list[IkCase], times: list[float], pos_err: list[float],
+                     max_steps: int = 50) -> dict[str, float]:
+    """The same cases through mink (differential IK iterated to a pose: dt = 1, until a step moves no joint
+    more than the IK's step tolerance or after ``max_steps``) with the same weights: frame tasks of cost
+    √w (mink squares costs) for both end effectors, a posture task towards q = 0, the joint limits, and
+    LM damping w_m on each step in place of the ‖q − q_measured‖ term. No collision avoidance (mink's
+    collision limit needs hpp-fcl geometry pairs), so mink solves a less constrained problem."""
+    import mink
+    import mujoco
+    import pinocchio as pin
+
+    from g1_teleop.robot import WAIST_INDICES
+
+    cfg = ik.config
+    if np.any(robot.default_q[list(WAIST_INDICES)] != 0.0):
+        raise RuntimeError("mink comparison: the arm-only model welds the waist at 0, but the cases lock it "
+                           "at the default pose, which is not 0")
+    spec = mujoco.MjSpec.from_file(str(robot.model_path))  # fixed base: world = pelvis
+    arm = set(ik.arm_joint_names)
+    for joint in list(spec.joints):
+        if joint.name not in arm:
+            spec.delete(joint)  # welded at 0: the locked pose of the waist in every case
+    frames = (cfg.left_frame, cfg.right_frame)
+    for frame in frames:  # the end-effector frames as sites on the link of their joint, as in the IK's model
+        ee = pin_model.frames[pin_model.getFrameId(frame)]
+        link = next(f.name for f in pin_model.frames if f.parentJoint == ee.parentJoint and f.type == pin.BODY
+                    and f.placement.isIdentity())
+        spec.body(link).add_site(name=frame, pos=ee.placement.translation, quat=_wxyz(ee.placement.rotation))
+    model = spec.compile()
+    order = [model.joint(name).qposadr[0] for name in ik.arm_joint_names]
+    configuration = mink.Configuration(model)
+    tasks = [mink.FrameTask(frame, "site", position_cost=np.sqrt(cfg.position_weight),
+                            orientation_cost=np.sqrt(cfg.rotation_weight)) for frame in frames]
+    posture = mink.PostureTask(model, cost=np.sqrt(cfg.posture_weight))
+    posture.set_target(np.zeros(model.nq))
+    limits = [mink.ConfigurationLimit(model)]
+    mink_times, mink_err = [], []
+    for case in cases:
+        q = np.zeros(model.nq)
+        q[order] = case.q_start[ik.arm_indices]
+        t = time.perf_counter()
+        configuration.update(q)
+        for task, target in zip(tasks, (case.pelvis_T_left, case.pelvis_T_right), strict=True):
+            task.set_target(mink.SE3.from_matrix(target))
+        for _ in range(max_steps):
+            velocity = mink.solve_ik(configuration, [*tasks, posture], 1.0, "daqp", damping=cfg.measured_weight,
+                                     limits=limits)
+            configuration.integrate_inplace(velocity, 1.0)
+            if np.max(np.abs(velocity)) < cfg.step_tolerance_rad:
+                break
+        mink_times.append(time.perf_counter() - t)
+        if case.kind == "reachable":
+            for frame, target in zip(frames, (case.pelvis_T_left, case.pelvis_T_right), strict=True):
+                pose = configuration.get_transform_frame_to_world(frame, "site")
+                mink_err.append(float(np.linalg.norm(pose.translation() - target[:3, 3])))
+    ours = _percentiles("solve", times)
+    theirs = _percentiles("mink_solve", mink_times)
+    return {**theirs,
+            "mink_pos_err_p50_m": float(np.percentile(mink_err, 50)),
+            "mink_pos_err_p95_m": float(np.percentile(mink_err, 95)),
+            "mink_over_ours_p50": round(theirs["mink_solve_p50_ms"] / ours["solve_p50_ms"], 2),
+            "mink_over_ours_p99": round(theirs["mink_solve_p99_ms"] / ours["solve_p99_ms"], 2),
+            "mink_over_ours_pos_err_p95": round(float(np.percentile(mink_err, 95) / np.percentile(pos_err, 95)), 2)}
+
+
+def _wxyz(R: np.ndarray) -> np.ndarray:
+    from scipy.spatial.transform import Rotation
+
+    x, y, z, w = Rotation.from_matrix(R).as_quat()
+    return np.array([w, x, y, z])
 
 
 def bench_policy(ticks: int = 1000) -> dict[str, float]:
