@@ -144,13 +144,14 @@ class ArmCollisionModel:
         # Static geoms (locked during a solve) and which moving spheres may touch them.
         static_groups = sorted({b for _, b in pairs if b not in moving})
         self._static = [(group, *geom) for group in static_groups for geom in geoms(group)]
-        self._static_kind = np.array([_shape(mj_model, g)[0] for _, g, _, _ in self._static])
-        self._static_size = np.array([_shape(mj_model, g)[1] for _, g, _, _ in self._static])
+        self._static_shapes = _RoundedShapes([_shape(mj_model, g)[:2] for _, g, _, _ in self._static])
         allowed = np.array([[(group, sg) in pairs for sg, *_ in self._static] for group in moving])
         self._static_mask = allowed[sphere_group_arr]  # (N, S)
         self._arm_vs_arm = (moving[0], moving[1]) in pairs or (moving[1], moving[0]) in pairs
         self._static_R = np.zeros((len(self._static), 3, 3))
         self._static_p = np.zeros((len(self._static), 3))
+        self._static_R_rows = np.zeros((3 * len(self._static), 3))
+        self._static_R_p = np.zeros((3, len(self._static)))
         self._nv = pin_model.nv
 
     @property
@@ -163,6 +164,8 @@ class ArmCollisionModel:
             world_T_geom = data.oMi[joint] * joint_T_geom
             self._static_R[i] = world_T_geom.rotation
             self._static_p[i] = world_T_geom.translation
+        self._static_R_rows = self._static_R.transpose(2, 0, 1).reshape(-1, 3)  # row (k, s): column k of R_s
+        self._static_R_p = np.einsum("sjk,sj->ks", self._static_R, self._static_p)  # (3, S): Rᵀp
 
     def clearance(self, model, data, activation_m: float) -> ArmClearance:
         """Sphere/geom pairs closer than ``activation_m`` with their gradients, and the smallest distance,
@@ -171,12 +174,14 @@ class ArmCollisionModel:
         world_o = np.array([data.oMi[j].translation for j in self._joints])
         centers = (world_R[self._sphere_joint] @ self._offsets[:, :, None])[:, :, 0] + world_o[self._sphere_joint]
 
-        # Spheres against static geoms: (N, S) signed distances, normals (from the geom) in the geom frame.
-        local = ((centers[:, None, :] - self._static_p)[:, :, None, :] @ self._static_R)[:, :, 0]  # Rᵀ(c − p)
-        sdf, local_normal = _signed_distance(local, self._static_kind, self._static_size)
+        # Spheres against static geoms: (N, S) signed distances, normals (from the geom) in pelvis axes.
+        # Rᵀ(c − p) of every sphere in every shape frame, (3, N, S), as one matrix product
+        local = (self._static_R_rows @ centers.T).reshape(3, len(self._static), -1).transpose(0, 2, 1)
+        local = local - self._static_R_p[:, None, :]
+        sdf, local_normal = self._static_shapes.signed_distance(local)
         distance = np.where(self._static_mask, sdf - self._radius[:, None], np.inf)
         sphere, shape = np.nonzero(distance < activation_m)
-        normal = (self._static_R[shape] @ local_normal[sphere, shape][:, :, None])[:, :, 0]
+        normal = (self._static_R[shape] @ local_normal[:, sphere, shape].T[:, :, None])[:, :, 0]
         row_distance = [distance[sphere, shape]]
         smallest = min(float(distance.min()), self.search_range_m)
         # gradient rows: n · d(centre)/dv for the moving sphere (and −n · d(centre)/dv for the other one)
@@ -238,28 +243,44 @@ def _sphere_cover(kind: int, size: np.ndarray, spacing: float) -> tuple[np.ndarr
     return grid, float(np.linalg.norm(cells / 2))
 
 
-def _signed_distance(local: np.ndarray, kind: np.ndarray, size: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Signed distance (...,S) from points ``local`` (..., S, 3), each in the frame of its geom s, to the geoms
-    (boxes: half sizes; cylinders: radius, half-length along z; capsules: radius, half-length), and the unit
-    gradient (..., S, 3) in the geom frame."""
-    # Every geom as a box of half sizes `half` rounded by `rounding`, with the xy plane radial for cylinders.
-    radial = np.linalg.norm(local[..., :2], axis=-1)
-    round_xy = kind != _SDF_BOX
-    xy = np.where(round_xy[:, None], np.stack([radial, np.zeros_like(radial)], axis=-1), np.abs(local[..., :2]))
-    folded = np.concatenate([xy, np.abs(local[..., 2:])], axis=-1)
-    # (round cross-sections: the second folded coordinate is 0 and never the largest excess)
-    half = np.where((kind == _SDF_BOX)[:, None], size, np.stack([size[:, 0], np.full(len(kind), 1e9), size[:, 1]], -1))
-    half = np.where((kind == _SDF_CAPSULE)[:, None], half * [0, 1, 1], half)
-    rounding = np.where(kind == _SDF_CAPSULE, size[:, 0], 0.0)
-    q = folded - half
-    outside = np.linalg.norm(np.maximum(q, 0.0), axis=-1)
-    inside = np.minimum(q.max(axis=-1), 0.0)
-    folded_normal = np.where((outside > 0)[..., None], np.maximum(q, 0.0) / np.maximum(outside, 1e-12)[..., None],
-                             np.eye(3)[q.argmax(axis=-1)])
-    # Unfold: signs of the point's coordinates, the radial direction for round cross-sections.
-    sign = np.where(local >= 0, 1.0, -1.0)
-    direction_xy = local[..., :2] / np.maximum(radial, 1e-12)[..., None]
-    normal_xy = np.where(round_xy[:, None], folded_normal[..., :1] * direction_xy,
-                         folded_normal[..., :2] * sign[..., :2])
-    normal = np.concatenate([normal_xy, folded_normal[..., 2:] * sign[..., 2:]], axis=-1)
-    return outside + inside - rounding, normal
+class _RoundedShapes:
+    """Static shapes as rounded boxes in their own frames, for signed distances in a (3, ...) layout
+    (coordinates first, so that every operation works on whole planes).
+
+    Box: half sizes (hx, hy, hz), no rounding. Cylinder (axis z): the xy plane taken radially, core radius r,
+    half-length hz. Capsule / sphere: core radius 0, half-length hz, rounded by its radius.
+    """
+
+    def __init__(self, shapes: list[tuple[int, np.ndarray]]) -> None:
+        kinds = np.array([kind for kind, _ in shapes])
+        sizes = np.array([size for _, size in shapes])
+        self.box = kinds == _SDF_BOX
+        self.half_x = np.where(self.box, sizes[:, 0], np.where(kinds == _SDF_CYLINDER, sizes[:, 0], 0.0))
+        self.half_y = np.where(self.box, sizes[:, 1], -1e9)  # round shapes: the second folded axis never counts
+        self.half_z = np.where(self.box, sizes[:, 2], sizes[:, 1])
+        self.rounding = np.where(kinds == _SDF_CAPSULE, sizes[:, 0], 0.0)
+
+    def signed_distance(self, local: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Signed distances (N, S) of points local (3, N, S), each in the frame of its shape s, and the unit
+        gradients (3, N, S) in the shape frames."""
+        x, y, z = local
+        radial = np.sqrt(x * x + y * y)
+        abs_x, abs_y, abs_z = np.abs(local)
+        excess_x = np.where(self.box, abs_x, radial) - self.half_x
+        excess_y = np.where(self.box, abs_y - self.half_y, -1e9)
+        excess_z = abs_z - self.half_z
+        out_x, out_y, out_z = np.maximum(excess_x, 0.0), np.maximum(excess_y, 0.0), np.maximum(excess_z, 0.0)
+        outside = np.sqrt(out_x * out_x + out_y * out_y + out_z * out_z)
+        deepest = np.maximum(np.maximum(excess_x, excess_y), excess_z)
+        is_out = outside > 0.0
+        scale = 1.0 / np.where(is_out, outside, 1.0)
+        # gradient of the folded point: along the excess outside, else the axis of the nearest face
+        fold_x = np.where(is_out, out_x * scale, excess_x == deepest)
+        fold_y = np.where(is_out, out_y * scale, (excess_y == deepest) & (excess_x != deepest))
+        fold_z = np.where(is_out, out_z * scale, (excess_z == deepest) & (excess_x != deepest) & (excess_y != deepest))
+        # unfold: the signs of the coordinates; round cross-sections along the radial direction
+        radial_scale = fold_x / np.maximum(radial, 1e-12)
+        normal = np.stack([np.where(self.box, np.copysign(fold_x, x), radial_scale * x),
+                           np.where(self.box, np.copysign(fold_y, y), radial_scale * y),
+                           np.copysign(fold_z, z)])
+        return outside + np.minimum(deepest, 0.0) - self.rounding, normal
