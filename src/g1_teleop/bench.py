@@ -96,7 +96,11 @@ def ik_target_set(robot, ik, clearance, count: int = 2000, seed: int = 0) -> lis
 def bench_ik(count: int = 2000, seed: int = 0) -> dict[str, float]:
     """Dual-arm IK with self-collision constraints on the seeded target set: time, accuracy on reachable
     targets, failures, solves stopped by the iteration cap, and the clearance of the solutions measured on
-    MuJoCo's collision geoms (failures return the measured joints and are not counted as solutions)."""
+    MuJoCo's collision geoms (failures return the measured joints and are not counted as solutions).
+
+    pos_err / rot_err: of the one timed solve, which starts 0.1 rad (σ) from the goal, so OpenWBT's
+    0.1·‖q − q_measured‖² term holds it back by a few mm by design; pos_err_settled: once the arm has
+    followed its answers with the target held (``_settle``), where only the posture term pulls."""
     from g1_teleop.arm_ik import DualArmIK
     from g1_teleop.robot import build_mujoco_model, build_pinocchio_model, load_robot
     from g1_teleop.self_collision import ArmCollisionModel, ClearanceMonitor
@@ -107,7 +111,7 @@ def bench_ik(count: int = 2000, seed: int = 0) -> dict[str, float]:
     ik = DualArmIK(pin_model, robot.joint_names, collision=ArmCollisionModel(robot, mj_model, pin_model))
     clearance = ClearanceMonitor(robot, mj_model)
     cases = ik_target_set(robot, ik, clearance, count, seed)
-    times, pos_err, rot_err, gaps = [], [], [], []
+    times, pos_err, rot_err, gaps, settled_err = [], [], [], [], []
     failures = dict.fromkeys(IK_CASE_KINDS, 0)
     capped = dict.fromkeys(IK_CASE_KINDS, 0)
     for case in cases:
@@ -119,17 +123,20 @@ def bench_ik(count: int = 2000, seed: int = 0) -> dict[str, float]:
         capped[case.kind] += result.ok and not result.converged
         if not result.ok:
             continue  # the measured joints, not a solution
-        if case.kind == "reachable":
-            pos_err.extend(result.pos_err_m)
-            rot_err.extend(result.rot_err_rad)
         q = case.q_start.copy()
         q[ik.arm_indices] = result.q_arm
         gaps.append(clearance.clearance(q).distance_m)
+        if case.kind == "reachable":
+            pos_err.extend(result.pos_err_m)
+            rot_err.extend(result.rot_err_rad)
+            settled_err.extend(_settle(ik, case, q).pos_err_m)
     gaps_arr = np.asarray(gaps)
     return {
         **_percentiles("solve", times),
         "pos_err_p50_m": float(np.percentile(pos_err, 50)), "pos_err_p95_m": float(np.percentile(pos_err, 95)),
         "rot_err_p50_rad": float(np.percentile(rot_err, 50)), "rot_err_p95_rad": float(np.percentile(rot_err, 95)),
+        "pos_err_settled_p50_m": float(np.percentile(settled_err, 50)),
+        "pos_err_settled_p95_m": float(np.percentile(settled_err, 95)),
         **{f"failures_{kind}": n for kind, n in failures.items()},
         **{f"iteration_capped_{kind}": n for kind, n in capped.items()},
         "min_clearance_setting_m": ik.config.min_clearance_m,
@@ -139,6 +146,18 @@ def bench_ik(count: int = 2000, seed: int = 0) -> dict[str, float]:
         "cases": len(cases),
         **_mink_comparison(robot, ik, pin_model, cases, times, pos_err),
     }
+
+
+def _settle(ik, case: IkCase, q: np.ndarray, ticks: int = 40):
+    """The answer once the arm has followed it: solves again from the joints it commanded (perfect tracking,
+    target held) until they stop moving, so the ‖q − q_measured‖ term has faded."""
+    for _ in range(ticks):
+        result = ik.solve(case.pelvis_T_left, case.pelvis_T_right, q)
+        moved = np.max(np.abs(result.q_arm - q[ik.arm_indices]))
+        q[ik.arm_indices] = result.q_arm
+        if moved < 1e-5:
+            break
+    return result
 
 
 def _mink_comparison(robot, ik, pin_model, cases: list[IkCase], times: list[float], pos_err: list[float],
