@@ -5,26 +5,34 @@ locked at the measured pose:
 
     w_p·Σ‖p_ee − p*‖² + w_R·Σ‖log3(R_ee·R*ᵀ)‖² + w_0·‖q‖² + w_m·‖q − q_measured‖²
 
-subject to the joint bounds. End-effector poses are taken in the model's world frame, which for the
-fixed-base model is the pelvis. The arms share no joint, so the problem is two independent 7-joint
-problems; both are solved together (one kinematics pass per iteration) by Levenberg-Marquardt with a
-box-constrained step, warm-started from the measured arm joints.
+subject to the joint bounds and, with a collision model, a minimum clearance between the arms and the
+trunk, the thighs and each other. End-effector poses are taken in the model's world frame, which for the
+fixed-base model is the pelvis. Solved by Levenberg-Marquardt warm-started from the measured arm joints
+(one kinematics pass per evaluation, both arms together): each step is a small QP (DAQP) within the
+joint bounds and the clearance constraints linearised at the current point, d + ∇d·Δq ≥ d_min.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
+import daqp
 import numpy as np
 import pinocchio as pin
 
 from g1_teleop.filters import WeightedMovingFilter
 from g1_teleop.robot import PinJointMap
+from g1_teleop.self_collision import ArmCollisionModel
 
 _ROTATION_TOLERANCE = 1e-3  # max |RᵀR − I| entry for a target rotation to be usable
 _INITIAL_DAMPING = 1e-3  # initial Levenberg-Marquardt damping, relative to the largest Hessian diagonal entry
+_ACTIVATION_M = 0.05  # collision pairs closer than min_clearance_m + this become constraints of the step
+_CLEARANCE_MARGIN_M = 5e-4  # steps aim this far beyond min_clearance_m, so linearisation errors stay outside
+_MAX_CLEARANCE_GAIN_M = 0.02  # per step, from a start in collision (keeps the constraints satisfiable)
+_UNBOUNDED = 1e30
+_DAQP_SOFT = 8  # DAQP constraint sense: soft (violated as little as possible when the QP is infeasible)
 
 
 @dataclass(frozen=True)
@@ -36,7 +44,12 @@ class ArmIKConfig:
     OpenWBT uses 50, 1, 0.02, 0.1. With 0.02 the posture term pulls the answer 4-9 mm and 30-65 mrad away
     from reachable targets on the G1; 0.0002 keeps that pull around 1 mm at worst under steady tracking
     while still drawing the redundant elbow swivel slowly towards q = 0.
-    max_iterations: kinematics evaluations per solve; a solve that has not converged by then fails.
+    min_clearance_m: smallest distance kept between the arms' collision proxies and the trunk, the thighs and
+    the other arm (m; needs a collision model, see ``DualArmIK``).
+    max_iterations: kinematics evaluations per solve; a solve still short of convergence then returns the
+    best collision-free point it found (``ArmIKResult.converged`` False) and the next solve, warm-started
+    from the arm that follows it, goes on. 8 bounds the solve time: reachable targets 0.1 rad away converge
+    in 3-4, unreachable ones take 15-30 to converge fully but are within ~1 cm of that answer after 8.
     step_tolerance_rad, cost_tolerance: an arm has converged when its undamped Gauss-Newton step (within
     the bounds) moves no joint more than step_tolerance_rad, or is predicted to lower its objective by less
     than cost_tolerance times the objective.
@@ -47,7 +60,8 @@ class ArmIKConfig:
     rotation_weight: float = 1.0
     posture_weight: float = 0.0002
     measured_weight: float = 0.1
-    max_iterations: int = 50
+    min_clearance_m: float = 0.01
+    max_iterations: int = 8
     step_tolerance_rad: float = 1e-5
     cost_tolerance: float = 1e-4
     filter_weights: tuple[float, ...] = (0.4, 0.3, 0.2, 0.1)
@@ -55,7 +69,7 @@ class ArmIKConfig:
     right_frame: str = "right_ee"
 
     def __post_init__(self) -> None:
-        for name in ("rotation_weight", "posture_weight", "measured_weight"):
+        for name in ("rotation_weight", "posture_weight", "measured_weight", "min_clearance_m"):
             _check_number(name, getattr(self, name), positive=False)
         for name in ("position_weight", "step_tolerance_rad", "cost_tolerance"):
             _check_number(name, getattr(self, name), positive=True)
@@ -82,36 +96,41 @@ class ArmIKResult:
     q_arm (14,) rad and tau_ff (14,) N·m follow ``DualArmIK.arm_joint_names`` (DDS order: left
     shoulder_pitch … wrist_yaw, then right). tau_ff is the gravity torque at q_arm (fixed base, rest of
     the body at the measured pose). pos_err_m and rot_err_rad (2,) are the (left, right) errors of the
-    optimizer's solution before the output filter, NaN when the targets were unusable. On failure ``ok``
-    is False and q_arm is the measured arm joints.
+    optimizer's solution before the output filter, NaN when the targets were unusable. ``ok`` is False
+    when the targets were unusable or no collision-free configuration was found from the measured one;
+    q_arm is then the measured arm joints. ``converged`` is False also when the iteration cap stopped an
+    ok solve (typically an unreachable target): q_arm is then the best point found so far, and the next
+    solve, warm-started there, continues towards the optimum. clearance_m: the smallest clearance of the
+    solution's arm proxies (capped at the collision model's search range; inf without a collision model).
     """
 
     q_arm: np.ndarray
     tau_ff: np.ndarray
     ok: bool
+    converged: bool
     pos_err_m: np.ndarray
     rot_err_rad: np.ndarray
     iterations: int
+    clearance_m: float
 
 
 @dataclass(frozen=True)
 class _Linearization:
-    """Per-arm (leading axis: left, right) objective, gradient and Gauss-Newton Hessian at x."""
+    """Objective, gradient and Gauss-Newton Hessian at arm joints x, and the clearance constraints there.
 
-    x: np.ndarray  # (2, n) arm joints
-    cost: np.ndarray  # (2,)
-    gradient: np.ndarray  # (2, n), half the true gradient
-    hessian: np.ndarray  # (2, n, n), half the Gauss-Newton Hessian
-    pos_err: np.ndarray  # (2,) m
+    Vectors over the 14 arm joints follow the chains: the left arm's 7 joints, then the right arm's.
+    """
+
+    x: np.ndarray  # (14,) arm joints
+    cost: float
+    gradient: np.ndarray  # (14,), half the true gradient
+    hessian: np.ndarray  # (14, 14), half the Gauss-Newton Hessian
+    pos_err: np.ndarray  # (2,) m, left and right
     rot_err: np.ndarray  # (2,) rad
-
-    def where(self, take_other: np.ndarray, other: _Linearization) -> _Linearization:
-        """Per arm, ``other`` where take_other is True, else self."""
-        values = []
-        for field in fields(self):
-            mine, theirs = getattr(self, field.name), getattr(other, field.name)
-            values.append(np.where(take_other.reshape((2,) + (1,) * (mine.ndim - 1)), theirs, mine))
-        return _Linearization(*values)
+    clearance: np.ndarray  # (k,) m, signed distances of the close collision pairs
+    clearance_gradient: np.ndarray  # (k, 14) their gradients
+    smallest_clearance: float  # m, over every monitored pair (inf without a collision model)
+    violation: float  # m, how far smallest_clearance is below the minimum (0: collision-free)
 
 
 class DualArmIK:
@@ -120,12 +139,18 @@ class DualArmIK:
     model: fixed-base model whose world frame is the pelvis and which has the end-effector frames named
     in the config. joint_names: the body joints in DDS order (the order of ``q_measured``). The arm joints
     are found from the model: those that move one end-effector frame and not the other. Model joints that
-    are not in ``joint_names`` (for example hand joints) stay at their neutral value. Raises KeyError for
-    body joints the model lacks and ValueError for an unsuitable model.
+    are not in ``joint_names`` (for example hand joints) stay at their neutral value. collision: proxies of
+    the arms and of what they may touch, built on the same model; with it, every answer keeps
+    ``config.min_clearance_m`` between them. Raises KeyError for body joints the model lacks and ValueError
+    for an unsuitable model.
     """
 
     def __init__(
-        self, model: pin.Model, joint_names: Sequence[str], config: ArmIKConfig | None = None
+        self,
+        model: pin.Model,
+        joint_names: Sequence[str],
+        config: ArmIKConfig | None = None,
+        collision: ArmCollisionModel | None = None,
     ) -> None:
         self.config = config or ArmIKConfig()
         self._model = model
@@ -170,12 +195,19 @@ class DualArmIK:
         # Per arm (left, right): positions in q_arm, and columns of the model's q / v.
         self._columns = np.array([[arm_ids.index(j) for j in chain] for chain in chains])
         self._chain_v = [_index(model.idx_vs[j] for j in chain) for chain in chains]
-        self._lower = self.q_lower[self._columns]
-        self._upper = self.q_upper[self._columns]
-        self._eye = np.eye(len(chains[0]))
+        self._order = self._columns.ravel()  # q_arm positions of the chain-ordered solver vector
+        self._order_q = self._arm_idx_q[self._order]
+        self._order_v = self._arm_idx_v[self._order]
+        self._lower = self.q_lower[self._order]
+        self._upper = self.q_upper[self._order]
+        n = self._order.size
+        self._eye = np.eye(n)
         self._regularization = (self.config.posture_weight + self.config.measured_weight) * self._eye
         self._root_weights = np.sqrt([self.config.position_weight] * 3 + [self.config.rotation_weight] * 3)
+        self._jacobian = np.zeros((12, n))  # block diagonal: left rows × left joints, right rows × right joints
         self._filter = WeightedMovingFilter(self.config.filter_weights)
+        self.collision = collision
+        """Arm proxies of the clearance constraints; None: no self-collision avoidance."""
 
     def reset(self) -> None:
         """Forget the output filter's history (call when teleoperation (re)starts)."""
@@ -210,15 +242,19 @@ class DualArmIK:
             targets.append(target)
         if not all(_is_rigid_transform(t) for t in targets):
             nan2 = np.full(2, np.nan)
-            return ArmIKResult(measured_arm, self._gravity(q, measured_arm), False, nan2, nan2, 0)
+            return ArmIKResult(measured_arm, self._gravity(q, measured_arm), False, False, nan2, nan2, 0, math.nan)
 
-        solution, converged, iterations = self._minimize(q, measured_arm[self._columns], targets)
+        if self.collision is not None:
+            pin.forwardKinematics(self._model, self._data, q)  # the locked joints place the static geoms
+            self.collision.place_static(self._data)
+        solution, converged, iterations = self._minimize(q, measured_arm[self._order], targets)
         q_arm = np.empty(self.arm_indices.size)
-        q_arm[self._columns] = solution.x
-        ok = converged and bool(np.all(np.isfinite(q_arm)))
+        q_arm[self._order] = solution.x
+        ok = solution.violation <= 0.0 and bool(np.all(np.isfinite(q_arm)))
         # (the filter's weighted mean of in-bound values can round past a bound)
         q_arm = np.clip(self._filter.update(q_arm), self.q_lower, self.q_upper) if ok else measured_arm
-        return ArmIKResult(q_arm, self._gravity(q, q_arm), ok, solution.pos_err, solution.rot_err, iterations)
+        return ArmIKResult(q_arm, self._gravity(q, q_arm), ok, converged, solution.pos_err, solution.rot_err,
+                           iterations, solution.smallest_clearance)
 
     def differential_step(
         self,
@@ -275,90 +311,119 @@ class DualArmIK:
     def _minimize(
         self, q: np.ndarray, measured: np.ndarray, targets: list[np.ndarray]
     ) -> tuple[_Linearization, bool, int]:
-        """Levenberg-Marquardt from the measured joints; per-arm step acceptance and damping.
+        """Levenberg-Marquardt from the measured joints, each step a QP within the joint bounds and the
+        linearised clearance constraints.
 
-        measured: (2, n) measured joints per arm. Returns the final linearization, whether both arms
-        converged, and the number of kinematics evaluations.
+        measured: (14,) measured arm joints in chain order. Steps are accepted when they lower the objective
+        and stay collision-free; from a start in collision, when they reduce the violation (feasibility
+        first). Returns the last accepted linearization (the best point found: the objective never rises
+        once collision-free, so a solve stopped by the iteration cap moves towards the optimum and
+        never oscillates), whether it converged, and the number of kinematics evaluations.
         """
         cfg = self.config
         target_p = np.stack([t[:3, 3] for t in targets])
         target_R = np.stack([t[:3, :3] for t in targets])
-        x = np.clip(measured, self._lower, self._upper)
-        current = self._linearize(q, x, measured, target_p, target_R)
+        current = self._linearize(q, np.clip(measured, self._lower, self._upper), measured, target_p, target_R)
         # Damping update of Nielsen (1999): from the ratio of actual to predicted cost reduction.
-        damping = _INITIAL_DAMPING * np.max(np.diagonal(current.hessian, axis1=1, axis2=2), axis=1)
-        growth = np.full(2, 2.0)
-        converged = np.zeros(2, dtype=bool)
+        damping = _INITIAL_DAMPING * float(np.max(np.diagonal(current.hessian)))
+        growth = 2.0
         evaluations = 1
         while True:
-            # Converged when the undamped Gauss-Newton model f + 2gᵀΔ + ΔᵀHΔ (gradient and Hessian are
-            # stored halved) promises a negligible step or reduction.
-            full = self._bounded_step(current.hessian, current)
-            converged |= (np.max(np.abs(full), axis=1) < cfg.step_tolerance_rad) | (
-                _reduction(current, full) <= cfg.cost_tolerance * current.cost
-            )
-            if converged.all() or evaluations >= cfg.max_iterations:
-                return current, bool(converged.all()), evaluations
-            step = self._bounded_step(current.hessian + damping[:, None, None] * self._eye, current)
-            step[converged] = 0.0
-            predicted = _reduction(current, step)
-            # (x + (bound − x) can round past the bound)
-            trial_x = np.clip(current.x + step, self._lower, self._upper)
-            trial = self._linearize(q, trial_x, measured, target_p, target_R)
+            feasible = current.violation <= 0.0
+            step = self._step(current, damping)
+            # Converged when the undamped Gauss-Newton model f + 2gᵀΔ + ΔᵀHΔ (gradient and Hessian are stored
+            # halved) promises a negligible step or reduction. The damped step is the shorter, with the
+            # smaller reduction: only when it looks converged is the undamped one worth a second QP.
+            converged = feasible and self._negligible(current, step) and self._negligible(
+                current, self._step(current, 0.0))
+            if converged or evaluations >= cfg.max_iterations or step.size == 0:
+                return current, converged, evaluations
+            trial = self._linearize(q, np.clip(current.x + step, self._lower, self._upper), measured, target_p,
+                                    target_R)
             evaluations += 1
-            gain = (current.cost - trial.cost) / np.where(predicted > 0.0, predicted, np.inf)
-            better = (gain > 0.0) & ~converged
-            worse = ~better & ~converged
-            current = current.where(better, trial)
-            shrink = np.maximum(1.0 / 3.0, 1.0 - (2.0 * np.minimum(gain, 1.0) - 1.0) ** 3)
-            damping = np.where(better, damping * shrink, np.where(worse, damping * growth, damping))
-            growth = np.where(better, 2.0, np.where(worse, growth * 2.0, growth))
+            if feasible:
+                accept = trial.violation <= 0.0 and trial.cost < current.cost
+                predicted = _reduction(current, step)
+                gain = (current.cost - trial.cost) / predicted if predicted > 0.0 else 0.0
+            else:
+                accept = trial.violation < current.violation
+                gain = 0.5  # restoring clearance: keep the damping
+            if accept:
+                current = trial
+                damping *= max(1.0 / 3.0, 1.0 - (2.0 * min(gain, 1.0) - 1.0) ** 3)
+                growth = 2.0
+            else:
+                damping *= growth
+                growth *= 2.0
 
-    def _bounded_step(self, system: np.ndarray, at: _Linearization) -> np.ndarray:
-        """Per arm, argmin gᵀΔ + ½ΔᵀAΔ within the joint bounds, for the (2, n, n) matrices A = ``system``."""
-        step = np.linalg.solve(system, -at.gradient[..., None])[..., 0]
-        lower = self._lower - at.x
-        upper = self._upper - at.x
-        for arm in np.flatnonzero(((step < lower) | (step > upper)).any(axis=1)):
-            step[arm] = _box_qp(system[arm], at.gradient[arm], lower[arm], upper[arm], step[arm])
-        return step
+    def _negligible(self, at: _Linearization, step: np.ndarray) -> bool:
+        """The step (empty: none found) moves no joint by step_tolerance_rad or promises a reduction below
+        cost_tolerance of the objective."""
+        cfg = self.config
+        return step.size > 0 and (float(np.max(np.abs(step))) < cfg.step_tolerance_rad
+                                  or _reduction(at, step) <= cfg.cost_tolerance * at.cost)
+
+    def _step(self, at: _Linearization, damping: float) -> np.ndarray:
+        """argmin gᵀΔ + ½Δᵀ(H + damping·I)Δ within the joint bounds and the linearised clearance constraints
+        d + ∇d·Δ ≥ min_clearance (each asking at most _MAX_CLEARANCE_GAIN_M per step). Where the constraints
+        conflict (deep in collision), they become soft: the step violates them as little as it can."""
+        required = np.minimum(self.config.min_clearance_m + _CLEARANCE_MARGIN_M - at.clearance, _MAX_CLEARANCE_GAIN_M)
+        problem = (at.hessian + damping * self._eye, at.gradient, at.clearance_gradient,
+                   np.concatenate([self._upper - at.x, np.full(at.clearance.size, _UNBOUNDED)]),
+                   np.concatenate([self._lower - at.x, required]))
+        step, _, exitflag, _ = daqp.solve(*problem)
+        if exitflag < 1 and at.clearance.size:
+            sense = np.zeros(self._order.size + at.clearance.size, dtype=np.int32)
+            sense[self._order.size:] = _DAQP_SOFT
+            step, _, exitflag, _ = daqp.solve(*problem, sense)
+        return step if exitflag >= 1 else np.empty(0)
 
     def _linearize(
         self, q: np.ndarray, x: np.ndarray, measured: np.ndarray, target_p: np.ndarray, target_R: np.ndarray
     ) -> _Linearization:
-        """Objective terms at arm joints x (2, n); q (full model configuration) gets x written in."""
+        """Objective terms and clearance constraints at arm joints x (14,, chain order); q (the full model
+        configuration) gets x written in."""
         cfg = self.config
-        q[self._arm_idx_q[self._columns]] = x
+        q[self._order_q] = x
         pin.computeJointJacobians(self._model, self._data, q)
         # Both errors are taken in end-effector axes, where the frame Jacobian needs no rotation; their norms
         # are the ones of the objective: ‖R*ᵀ…‖ keeps lengths, ‖log3(R*ᵀR)‖ = ‖log3(R R*ᵀ)‖ (conjugates).
-        residual = np.empty((2, 6))  # [Rᵀ(p − p*), log3(R*ᵀR)]
-        jacobian = np.empty((2, 6, x.shape[1]))
+        residual = np.empty(12)  # per arm [Rᵀ(p − p*), log3(R*ᵀR)]
+        jacobian = self._jacobian
+        n = x.size // 2
         for arm, frame_id in enumerate(self._frame_ids):
             pelvis_T_ee = pin.updateFramePlacement(self._model, self._data, frame_id)
             pelvis_R_ee = pelvis_T_ee.rotation
             target_R_ee = target_R[arm].T @ pelvis_R_ee
-            residual[arm, :3] = (pelvis_T_ee.translation - target_p[arm]) @ pelvis_R_ee
-            residual[arm, 3:] = pin.log3(target_R_ee)
-            ee_J = pin.getFrameJacobian(self._model, self._data, frame_id, pin.LOCAL)
-            jacobian[arm] = ee_J[:, self._chain_v[arm]]
-            jacobian[arm, 3:] = pin.Jlog3(target_R_ee) @ jacobian[arm, 3:]
-        pos_err = np.sqrt((residual[:, :3] ** 2).sum(axis=1))
-        rot_err = np.sqrt((residual[:, 3:] ** 2).sum(axis=1))
-        residual *= self._root_weights
-        jacobian *= self._root_weights[:, None]
-        jacobian_T = jacobian.transpose(0, 2, 1)
+            rows, columns = slice(6 * arm, 6 * arm + 6), slice(n * arm, n * arm + n)
+            residual[rows][:3] = (pelvis_T_ee.translation - target_p[arm]) @ pelvis_R_ee
+            residual[rows][3:] = pin.log3(target_R_ee)
+            ee_J = pin.getFrameJacobian(self._model, self._data, frame_id, pin.LOCAL)[:, self._chain_v[arm]]
+            jacobian[rows, columns] = ee_J
+            jacobian[6 * arm + 3 : 6 * arm + 6, columns] = pin.Jlog3(target_R_ee) @ ee_J[3:]
+        errors = np.sqrt((residual.reshape(2, 2, 3) ** 2).sum(axis=2))  # (arm, position / rotation)
+        residual *= np.tile(self._root_weights, 2)
+        J = jacobian * np.tile(self._root_weights, 2)[:, None]
         d = x - measured
         w_0, w_m = cfg.posture_weight, cfg.measured_weight
+        if self.collision is None:
+            clearance, clearance_gradient, smallest = np.empty(0), np.empty((0, x.size)), math.inf
+        else:
+            found = self.collision.clearance(self._model, self._data, cfg.min_clearance_m + _ACTIVATION_M)
+            clearance, clearance_gradient = found.distance_m, found.gradient[:, self._order_v]
+            smallest = found.smallest_m
         return _Linearization(
             x=x,
-            cost=_dot(residual, residual) + w_0 * _dot(x, x) + w_m * _dot(d, d),
-            gradient=(jacobian_T @ residual[..., None])[..., 0] + w_0 * x + w_m * d,
-            hessian=jacobian_T @ jacobian + self._regularization,
-            pos_err=pos_err,
-            rot_err=rot_err,
+            cost=float(residual @ residual + w_0 * (x @ x) + w_m * (d @ d)),
+            gradient=J.T @ residual + w_0 * x + w_m * d,
+            hessian=J.T @ J + self._regularization,
+            pos_err=errors[:, 0],
+            rot_err=errors[:, 1],
+            clearance=clearance,
+            clearance_gradient=clearance_gradient,
+            smallest_clearance=smallest,
+            violation=max(0.0, cfg.min_clearance_m - smallest),
         )
-
 
 def _check_number(name: str, value: object, positive: bool) -> None:
     ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
@@ -367,14 +432,9 @@ def _check_number(name: str, value: object, positive: bool) -> None:
         raise ValueError(f"ArmIKConfig.{name}: expected a finite number {bound}, got {value!r}")
 
 
-def _reduction(at: _Linearization, step: np.ndarray) -> np.ndarray:
-    """Cost reduction the Gauss-Newton model predicts for ``step`` (2, n), per arm."""
-    return -(2.0 * _dot(at.gradient, step) + _dot(step, (at.hessian @ step[..., None])[..., 0]))
-
-
-def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Row-wise dot product of (k, n) arrays."""
-    return (a * b).sum(axis=1)
+def _reduction(at: _Linearization, step: np.ndarray) -> float:
+    """Cost reduction the Gauss-Newton model predicts for ``step``."""
+    return -float(2.0 * at.gradient @ step + step @ at.hessian @ step)
 
 
 def _index(positions: Iterable[int]) -> slice | np.ndarray:
@@ -391,42 +451,3 @@ def _is_rigid_transform(T: np.ndarray) -> bool:
         return False
     R = T[:3, :3]
     return bool(np.max(np.abs(R.T @ R - np.eye(3))) <= _ROTATION_TOLERANCE and np.linalg.det(R) > 0.0)
-
-
-def _box_qp(
-    H: np.ndarray, g: np.ndarray, lower: np.ndarray, upper: np.ndarray, unconstrained: np.ndarray
-) -> np.ndarray:
-    """argmin ½xᵀHx + gᵀx subject to lower ≤ x ≤ upper, for H positive definite and lower ≤ 0 ≤ upper.
-
-    Primal active-set method; ``unconstrained`` (= −H⁻¹g) picks the bounds held at the start, the free
-    coordinates start at 0, which is feasible. Exact after finitely many steps.
-    """
-    held = np.where(unconstrained < lower, -1, np.where(unconstrained > upper, 1, 0))  # −1 lower, +1 upper
-    x = np.where(held < 0, lower, np.where(held > 0, upper, 0.0))
-    for _ in range(4 * g.size + 4):
-        free = held == 0
-        target = x.copy()
-        if free.any():
-            rhs = -(g[free] + H[free][:, ~free] @ x[~free])
-            target[free] = np.linalg.solve(H[free][:, free], rhs)
-        step = target - x
-        # Largest feasible fraction of the step, and the bound that limits it.
-        with np.errstate(divide="ignore", invalid="ignore"):
-            to_lower = np.where(free & (step < 0.0), (lower - x) / step, np.inf)
-            to_upper = np.where(free & (step > 0.0), (upper - x) / step, np.inf)
-        limits = np.minimum(to_lower, to_upper)
-        blocking = int(np.argmin(limits))
-        if limits[blocking] < 1.0:
-            x = x + max(limits[blocking], 0.0) * step
-            held[blocking] = -1 if to_lower[blocking] <= to_upper[blocking] else 1
-            x[blocking] = lower[blocking] if held[blocking] < 0 else upper[blocking]
-            continue
-        x = target
-        # Optimal on this face: release the held bound whose multiplier has the wrong sign, if any.
-        gradient = H @ x + g
-        wrong_sign = np.where(held < 0, -gradient, np.where(held > 0, gradient, 0.0))
-        worst = int(np.argmax(wrong_sign))
-        if wrong_sign[worst] <= 1e-12:
-            return x
-        held[worst] = 0
-    return x

@@ -4,6 +4,11 @@ File format (units: s, m, rad)::
 
     sample_rate_hz: 60.0          # optional (default 60): rate at which a player takes samples
     description: free text        # optional
+    tracking:                     # optional: a tracker's imperfections on the wrist samples (not the head)
+      jitter_m: 0.005             # RMS of a 3D position noise, drawn anew for each device sample
+      dropout_every_s: 2.0        # tracking lost every 2 s (from t = dropout_every_s) ...
+      dropout_s: 0.2              # ... for 0.2 s: the wrists hold their last sample, then jump back
+      seed: 0                     # the noise is a function of (seed, device sample), so runs repeat
     keyframes:
       - t: 0.0                    # s; the first keyframe is at 0, times strictly increase
         left_wrist:  {position: [x, y, z], rpy: [roll, pitch, yaw]}
@@ -23,6 +28,10 @@ A player samples the scenario at ``sample_rate_hz`` on the clock it runs on, at 
 (``device_sample_time``); in simulation that is the simulation clock, so the device rate holds whatever
 the real-time factor and whatever the rate of the clock ticks.
 
+``tracking`` makes the wrist samples those of an imperfect tracker (``Scenario.clean`` gives the operator's
+true motion): each device sample k = floor(t·sample_rate_hz) gets its own noise, and during a dropout the
+wrists repeat the last sample before it.
+
 Between keyframes positions follow a minimum-jerk profile and rotations a slerp with the same timing
 (zero velocity and acceleration at every keyframe). Joystick values are held from their keyframe until
 the next one that sets them. Before 0 and after the last keyframe the end values hold.
@@ -31,6 +40,7 @@ the next one that sets them. Before 0 and after the last keyframe the end values
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -89,6 +99,31 @@ class Keyframe:
 
 
 @dataclass(frozen=True)
+class TrackingNoise:
+    """Tracker imperfections on the wrist samples: jitter_m (RMS of the 3D position noise, m), dropouts of
+    dropout_s seconds every dropout_every_s seconds (0: none), noise seed."""
+
+    jitter_m: float = 0.0
+    dropout_every_s: float = 0.0
+    dropout_s: float = 0.0
+    seed: int = 0
+
+    def dropout_start(self, t: float) -> float | None:
+        """Start (s) of the dropout that covers t, or None when the wrists are tracked at t."""
+        if self.dropout_s <= 0.0 or t < self.dropout_every_s:
+            return None
+        start = math.floor(t / self.dropout_every_s + 1e-9) * self.dropout_every_s
+        return start if t < start + self.dropout_s else None
+
+    def offset(self, sample_index: int, wrist: int) -> np.ndarray:
+        """Position noise (3,) m of one wrist (0 left, 1 right) in one device sample."""
+        if self.jitter_m == 0.0:
+            return np.zeros(3)
+        rng = np.random.default_rng((self.seed, sample_index, wrist))
+        return rng.normal(0.0, self.jitter_m / math.sqrt(3.0), 3)
+
+
+@dataclass(frozen=True)
 class Scenario:
     """A validated scenario; build it with ``Scenario.load``."""
 
@@ -96,6 +131,11 @@ class Scenario:
     sample_rate_hz: float
     description: str
     keyframes: tuple[Keyframe, ...]
+    tracking: TrackingNoise | None = None
+
+    def clean(self) -> Scenario:
+        """The operator's true motion: this scenario without its tracking imperfections."""
+        return dataclasses.replace(self, tracking=None)
 
     @property
     def duration(self) -> float:
@@ -121,9 +161,24 @@ class Scenario:
         return math.floor(t * self.sample_rate_hz + 1e-9) / self.sample_rate_hz
 
     def sample(self, t: float) -> OperatorSample:
-        """The operator's poses and joystick at time t (s); the end values hold outside [0, duration]."""
+        """The operator's poses and joystick at time t (s), as the tracker reports them; the end values hold
+        outside [0, duration]."""
         if not math.isfinite(t):
             raise ValueError(f"Scenario.sample: time must be finite, got {t!r}")
+        true = self._true_sample(t)
+        if self.tracking is None:
+            return true
+        lost_at = self.tracking.dropout_start(t)
+        seen = true if lost_at is None else self._true_sample(lost_at - 1.0 / self.sample_rate_hz)
+        index = math.floor(seen.t * self.sample_rate_hz + 1e-9)
+        wrists = []
+        for wrist, T in enumerate((seen.pelvis_T_left_wrist, seen.pelvis_T_right_wrist)):
+            T = T.copy()
+            T[:3, 3] += self.tracking.offset(index, wrist)
+            wrists.append(T)
+        return dataclasses.replace(true, pelvis_T_left_wrist=wrists[0], pelvis_T_right_wrist=wrists[1])
+
+    def _true_sample(self, t: float) -> OperatorSample:
         keys = self.keyframes
         i = bisect.bisect_right([k.t for k in keys], t) - 1  # last keyframe at or before t
         if i < 0 or i == len(keys) - 1:
@@ -207,7 +262,7 @@ class _Parser:
         return ScenarioError(f"{self.source}:{key}: {message}" if key else f"{self.source}: {message}")
 
     def scenario(self, data: Any) -> Scenario:
-        self.mapping(data, "", required={"keyframes"}, optional={"sample_rate_hz", "description"})
+        self.mapping(data, "", required={"keyframes"}, optional={"sample_rate_hz", "description", "tracking"})
         rate = self.number(data.get("sample_rate_hz", DEFAULT_SAMPLE_RATE_HZ), "sample_rate_hz")
         if rate <= 0.0:
             raise self.error("sample_rate_hz", f"must be > 0, got {rate}")
@@ -220,7 +275,24 @@ class _Parser:
         keyframes: list[Keyframe] = []
         for i, raw in enumerate(raw_keys):
             keyframes.append(self.keyframe(raw, f"keyframes[{i}]", keyframes[-1] if keyframes else None))
-        return Scenario(self.source, rate, description, tuple(keyframes))
+        tracking = self.tracking(data["tracking"], "tracking") if "tracking" in data else None
+        return Scenario(self.source, rate, description, tuple(keyframes), tracking)
+
+    def tracking(self, raw: Any, key: str) -> TrackingNoise:
+        self.mapping(raw, key, required=set(), optional={"jitter_m", "dropout_every_s", "dropout_s", "seed"})
+        values = {name: self.number(raw[name], f"{key}.{name}") for name in ("jitter_m", "dropout_every_s",
+                                                                             "dropout_s") if name in raw}
+        for name, value in values.items():
+            if value < 0.0:
+                raise self.error(f"{key}.{name}", f"must be >= 0, got {value}")
+        seed = raw.get("seed", 0)
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise self.error(f"{key}.seed", f"expected an integer >= 0, got {seed!r}")
+        noise = TrackingNoise(**values, seed=seed)
+        if noise.dropout_s > 0.0 and not noise.dropout_every_s > noise.dropout_s:
+            raise self.error(f"{key}.dropout_every_s", f"must exceed dropout_s ({noise.dropout_s} s), got "
+                                                       f"{noise.dropout_every_s}")
+        return noise
 
     def keyframe(self, raw: Any, key: str, previous: Keyframe | None) -> Keyframe:
         if previous is None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pinocchio as pin
@@ -119,7 +120,7 @@ def test_tracking_settles_on_the_target(make_ik: IKFactory, robot: Robot, postur
 
 def test_finds_the_minimum_of_its_objective(make_ik: IKFactory, model: pin.Model, robot: Robot) -> None:
     """Against a general bounded minimizer on the same objective, from the IK's own answer."""
-    config = ArmIKConfig(filter_weights=(1.0,), posture_weight=0.02)  # OpenWBT's weights: terms compete
+    config = ArmIKConfig(filter_weights=(1.0,), posture_weight=0.02, max_iterations=100)  # OpenWBT weights
     ik = make_ik(config)
     data = model.createData()
     frames = [model.getFrameId(f) for f in ("left_ee", "right_ee")]
@@ -202,26 +203,37 @@ def test_unusable_target_returns_the_measured_joints(make_ik: IKFactory, model: 
     assert np.isnan(result.pos_err_m).all()
 
 
-def test_no_convergence_returns_the_measured_joints_and_leaves_the_filter(make_ik: IKFactory,
-                                                                          robot: Robot) -> None:
+def test_iteration_cap_returns_the_best_point_so_far(make_ik: IKFactory, robot: Robot) -> None:
     rng = np.random.default_rng(8)
     q_measured = random_body(robot, rng)
     targets = make_ik().end_effector_poses(random_body(robot, rng))
 
-    starved = make_ik(ArmIKConfig(max_iterations=1))
-    failed = starved.solve(*targets, q_measured)
-    assert not failed.ok and failed.iterations == 1
-    assert np.array_equal(failed.q_arm, q_measured[ARM_INDICES])
+    start = make_ik(ArmIKConfig(max_iterations=1, filter_weights=(1.0,))).solve(*targets, q_measured)
+    assert start.ok and not start.converged and start.iterations == 1
+    assert np.array_equal(start.q_arm, q_measured[ARM_INDICES])  # no step taken yet
+    errors = [start.pos_err_m.sum()]
+    for cap in (3, 6, 50):
+        result = make_ik(ArmIKConfig(max_iterations=cap, filter_weights=(1.0,))).solve(*targets, q_measured)
+        assert result.ok and result.iterations <= cap
+        errors.append(result.pos_err_m.sum())
+    assert result.converged
+    assert errors == sorted(errors, reverse=True) and errors[-1] < 0.5 * errors[0]  # each cap: closer
 
-    # A failure does not enter the output filter: ok, fail, ok gives the same as ok, ok.
-    config = ArmIKConfig(max_iterations=3)
-    plain, interrupted = make_ik(config), make_ik(config)
+
+def test_failure_leaves_the_filter(make_ik: IKFactory, robot: Robot) -> None:
+    """ok, failure, ok gives the same as ok, ok: a failed solve does not enter the output filter."""
+    rng = np.random.default_rng(8)
+    q_measured = random_body(robot, rng)
+    plain, interrupted = make_ik(ArmIKConfig()), make_ik(ArmIKConfig())
     near = q_measured.copy()
     near[ARM_INDICES] += 0.01
     goal = make_ik().end_effector_poses(near)
     first = [ik.solve(*goal, q_measured) for ik in (plain, interrupted)]
     assert all(r.ok for r in first)
-    assert not interrupted.solve(*targets, q_measured).ok  # far away: 3 evaluations are not enough
+    broken = goal[0].copy()
+    broken[0, 3] = np.nan
+    failed = interrupted.solve(broken, goal[1], q_measured)
+    assert not failed.ok and np.array_equal(failed.q_arm, q_measured[ARM_INDICES])
     second = [ik.solve(*make_ik().end_effector_poses(q_measured), q_measured) for ik in (plain, interrupted)]
     assert second[0].ok and second[1].ok
     assert np.array_equal(second[0].q_arm, second[1].q_arm)
@@ -284,6 +296,7 @@ def test_config_validation() -> None:
         ({"position_weight": 0.0}, r"position_weight: expected a finite number > 0"),
         ({"rotation_weight": -1.0}, r"rotation_weight: expected a finite number >= 0"),
         ({"posture_weight": float("nan")}, r"posture_weight: expected a finite number"),
+        ({"min_clearance_m": -0.01}, r"min_clearance_m: expected a finite number >= 0"),
         ({"posture_weight": 0.0, "measured_weight": 0.0}, r"posture_weight \+ measured_weight must be > 0"),
         ({"max_iterations": 0}, r"max_iterations: expected an integer >= 1"),
         ({"step_tolerance_rad": 0.0}, r"step_tolerance_rad: expected a finite number > 0"),
@@ -315,3 +328,88 @@ def test_input_validation(robot: Robot) -> None:
         ik.solve(left, right, np.full(29, np.nan))
     with pytest.raises(ValueError, match=r"the right target must be 4x4, got shape \(3, 4\)"):
         ik.solve(left, right[:3], robot.default_q)
+
+
+@pytest.fixture(scope="module")
+def guarded_ik_factory(robot: Robot, mj_model) -> IKFactory:
+    """The retarget node's IK: our model with the self-collision constraints."""
+    from g1_teleop.self_collision import ArmCollisionModel
+
+    model = build_pinocchio_model(robot)
+    collision = ArmCollisionModel(robot, mj_model, model)
+
+    def make(config: ArmIKConfig | None = None) -> DualArmIK:
+        return DualArmIK(model, robot.joint_names, config, collision)
+
+    return make
+
+
+def arms_forward(robot: Robot) -> np.ndarray:
+    q = robot.default_q.copy()
+    q[LEFT_ARM_INDICES] = [-0.9, 0.15, 0.0, 0.5, 0.0, 0.0, 0.0]  # forearms forward, hands apart
+    q[[i + 7 for i in LEFT_ARM_INDICES]] = [-0.9, -0.15, 0.0, 0.5, 0.0, 0.0, 0.0]
+    return q
+
+
+def test_a_50hz_path_stays_within_the_policy_arm_limiter(guarded_ik_factory: IKFactory, robot: Robot) -> None:
+    """Hands drawing 5 cm circles at 0.08 m/s with their orientation held, sampled at 50 Hz, through the IK
+    with its output filter and the policy's ±0.01 rad/tick limiter (WholeBodyTargetBuilder), the arm
+    following the command exactly: the IK's answers never move a joint more than the limiter allows, so the
+    limiter never clips (no distortion, no added lag) and the hands follow within the filter's lag.
+    (±0.01 rad per 20 ms is 0.5 rad/s per joint: the wrists holding the orientation reach it near 0.1 m/s
+    on this path; faster hands are slowed by the limiter, by design.)"""
+    from g1_teleop.whole_body_target import DefaultPoseHold, WholeBodyTargetBuilder
+
+    ik = guarded_ik_factory()
+    builder = WholeBodyTargetBuilder(robot, DefaultPoseHold(robot))
+    q = arms_forward(robot)
+    left0, right0 = ik.end_effector_poses(q)
+    radius, speed, dt = 0.05, 0.08, 0.02
+    steps, errors = [], []
+    hold = 50  # first the operator holds still (the arm settles on the IK's optimum), then one full circle
+    for tick in range(-hold, int(2 * np.pi * radius / speed / dt) + 1):
+        angle = speed / radius * max(tick, 0) * dt
+        outward = radius * np.array([0.0, 1.0 - np.cos(angle), np.sin(angle)])  # away from the other hand
+        left, right = left0.copy(), right0.copy()
+        left[:3, 3] += outward
+        right[:3, 3] += outward * [1.0, -1.0, 1.0]
+        result = ik.solve(left, right, q)
+        assert result.ok
+        command = builder.step(SimpleNamespace(q=q.copy()), result.q_arm, result.tau_ff).q  # type: ignore[arg-type]
+        if tick < 0:
+            q[ARM_INDICES] = command[ARM_INDICES]
+            continue
+        steps.append(np.abs(result.q_arm - q[ARM_INDICES]).max())
+        assert command[ARM_INDICES] == pytest.approx(result.q_arm, abs=1e-12)  # the limiter passed it unchanged
+        q[ARM_INDICES] = command[ARM_INDICES]
+        poses = ik.end_effector_poses(q)
+        errors.append(max(np.linalg.norm(pose[:3, 3] - target[:3, 3])
+                          for pose, target in zip(poses, (left, right), strict=True)))
+    assert max(steps) <= builder.arm_step_limit_rad
+    assert max(errors) < 0.005  # about a tick of lag at 0.08 m/s (1.6 mm per tick)
+
+
+def test_an_unreachable_target_settles_at_the_closest_pose_without_oscillating(guarded_ik_factory: IKFactory,
+                                                                              robot: Robot) -> None:
+    """Targets 0.5–0.6 m beyond reach, tracked tick by tick through the ±0.01 rad limiter: the distance to
+    the targets never grows, the arms come to rest, and the rest pose is the optimum (a fully converged solve
+    from it does not move it)."""
+    ik = guarded_ik_factory()
+    q = robot.default_q.copy()
+    left, right = ik.end_effector_poses(q)
+    left[:3, 3] += [0.5, 0.3, 0.2]
+    right[:3, 3] += [0.6, -0.2, -0.1]
+    distances, moves = [], []
+    for _ in range(300):
+        result = ik.solve(left, right, q)
+        assert result.ok
+        step = np.clip(result.q_arm - q[ARM_INDICES], -0.01, 0.01)
+        moves.append(np.abs(step).max())
+        q[ARM_INDICES] += step
+        poses = ik.end_effector_poses(q)
+        distances.append([np.linalg.norm(p[:3, 3] - t[:3, 3]) for p, t in zip(poses, (left, right), strict=True)])
+    distances = np.array(distances)
+    assert np.diff(distances, axis=0).max() < 5e-4  # never drifts away (0.5 mm: the filter's averaging)
+    assert distances[-1].min() > 0.3 and max(moves[-20:]) < 1e-6  # still far (unreachable), and at rest
+    settled = guarded_ik_factory(ArmIKConfig(filter_weights=(1.0,), max_iterations=200)).solve(left, right, q)
+    assert settled.converged and np.abs(settled.q_arm - q[ARM_INDICES]).max() < 1e-3

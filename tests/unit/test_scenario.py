@@ -151,6 +151,44 @@ def test_time_must_be_finite(tmp_path: Path) -> None:
         Scenario.load(write(tmp_path, TWO_KEYFRAMES)).sample(float("nan"))
 
 
+# --- tracking imperfections ------------------------------------------------------------------------
+
+TRACKED = "tracking: {jitter_m: 0.005, dropout_every_s: 1.0, dropout_s: 0.2, seed: 3}\n" + TWO_KEYFRAMES
+
+
+def test_jitter_has_the_stated_rms_and_is_a_function_of_the_device_sample(tmp_path: Path) -> None:
+    noisy = Scenario.load(write(tmp_path, TRACKED))
+    clean = noisy.clean()
+    assert clean.tracking is None
+    offsets = []
+    for k in range(3000):  # device samples outside the dropouts (the first second has none)
+        t = 10.0 + k / 60.0  # after the last keyframe: the true pose holds, the jitter does not
+        if noisy.tracking.dropout_start(t) is None:
+            for side in ("pelvis_T_left_wrist", "pelvis_T_right_wrist"):
+                offsets.append(getattr(noisy.sample(t), side)[:3, 3] - getattr(clean.sample(t), side)[:3, 3])
+    offsets = np.array(offsets)
+    assert np.sqrt((offsets**2).sum(axis=1).mean()) == pytest.approx(0.005, rel=0.05)
+    assert np.abs(offsets.mean(axis=0)).max() < 3e-4  # no bias
+    assert np.corrcoef(offsets[:-2:2, 0], offsets[2::2, 0])[0, 1] == pytest.approx(0.0, abs=0.06)  # white
+    # the same device sample gives the same noise (lockstep re-publication repeats it exactly)
+    assert np.array_equal(noisy.sample(5.51).pelvis_T_left_wrist, noisy.sample(5.51 + 0.001).pelvis_T_left_wrist)
+    # orientations and the head are the tracker's truth
+    for t in (0.3, 2.5):
+        assert noisy.sample(t).pelvis_T_left_wrist[:3, :3] == pytest.approx(clean.sample(t).pelvis_T_left_wrist[:3, :3])
+        assert np.array_equal(noisy.sample(t).world_T_head, clean.sample(t).world_T_head)
+
+
+def test_dropouts_hold_the_last_sample_then_jump_back(tmp_path: Path) -> None:
+    noisy = Scenario.load(write(tmp_path, TRACKED.replace("jitter_m: 0.005", "jitter_m: 0.0")))
+    clean = noisy.clean()
+    before = clean.sample(2.0 - 1 / 60).pelvis_T_left_wrist  # the last sample before the dropout at 2 s
+    for t in (2.0, 2.1, 2.199):
+        assert np.array_equal(noisy.sample(t).pelvis_T_left_wrist, before)
+    for t in (1.99, 2.2, 2.5, 0.5):  # tracked: the true pose
+        assert np.array_equal(noisy.sample(t).pelvis_T_left_wrist, clean.sample(t).pelvis_T_left_wrist)
+    assert np.linalg.norm(noisy.sample(2.2).pelvis_T_left_wrist[:3, 3] - before[:3, 3]) > 0.02  # the jump
+
+
 # --- validation ------------------------------------------------------------------------------------
 
 
@@ -190,6 +228,11 @@ def test_time_must_be_finite(tmp_path: Path) -> None:
          "keyframes[2].joy.axes", "expected 2 values like the earlier keyframes, got 1"),
         ("keyframes:\n" + FIRST + "  - t: 1\n    joy: {sticks: [0]}\n", "keyframes[1].joy",
          "unknown key(s): sticks"),
+        ("tracking: {jitter_m: -0.1}\nkeyframes:\n" + FIRST, "tracking.jitter_m", "must be >= 0, got -0.1"),
+        ("tracking: {seed: 1.5}\nkeyframes:\n" + FIRST, "tracking.seed", "expected an integer >= 0, got 1.5"),
+        ("tracking: {dropout_s: 0.2, dropout_every_s: 0.1}\nkeyframes:\n" + FIRST, "tracking.dropout_every_s",
+         "must exceed dropout_s (0.2 s), got 0.1"),
+        ("tracking: {noise: 1}\nkeyframes:\n" + FIRST, "tracking", "unknown key(s): noise"),
     ],
 )
 def test_validation_errors_name_file_and_key(tmp_path: Path, text: str, key: str, message: str) -> None:

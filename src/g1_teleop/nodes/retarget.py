@@ -1,7 +1,8 @@
 """retarget: the operator's hands → the 14 arm joints.
 
 mode "pose": dual-arm IK from xr/left_wrist, xr/right_wrist (geometry_msgs/PoseStamped, pelvis frame, the
-left_ee / right_ee targets), warm-started from joint_states (which also locks the rest of the body).
+left_ee / right_ee targets), warm-started from joint_states (which also locks the rest of the body), keeping
+``min_clearance_m`` between the forearms/hands and the trunk, the thighs and the other arm.
 mode "gamepad": joy (sensor_msgs/Joy) → a velocity of each hand → damped-least-squares differential IK,
 one step per joint_states sample, for operators without a headset.
 Publishes teleop/arm_target (sensor_msgs/JointState: 14 named arm joints, position = target, effort =
@@ -35,7 +36,8 @@ from g1_teleop.nodes.common import (
     stamp_ns,
     to_stamp,
 )
-from g1_teleop.robot import build_pinocchio_model, load_robot
+from g1_teleop.robot import build_mujoco_model, build_pinocchio_model, load_robot
+from g1_teleop.self_collision import ArmCollisionModel
 from g1_teleop.stamp_sync import StampSync
 
 
@@ -50,6 +52,7 @@ class RetargetConfig:
     rotation_weight: float = ArmIKConfig.rotation_weight
     posture_weight: float = ArmIKConfig.posture_weight
     measured_weight: float = ArmIKConfig.measured_weight
+    min_clearance_m: float = ArmIKConfig.min_clearance_m  # arms vs trunk, thighs and each other
     mode: str = "pose"  # pose (headset or scenario wrist poses) | gamepad (joy → hand velocities)
     gamepad_axes: tuple[int, ...] = (1, 0, 4, 3)  # left forward, left side, right forward, right side
     gamepad_up_buttons: tuple[int, ...] = (4, 5)  # held: the side's forward axis moves the hand up
@@ -69,7 +72,8 @@ class RetargetConfig:
 
     def ik_config(self) -> ArmIKConfig:
         return ArmIKConfig(position_weight=self.position_weight, rotation_weight=self.rotation_weight,
-                           posture_weight=self.posture_weight, measured_weight=self.measured_weight)
+                           posture_weight=self.posture_weight, measured_weight=self.measured_weight,
+                           min_clearance_m=self.min_clearance_m)
 
     def __post_init__(self) -> None:
         self.ik_config()
@@ -101,7 +105,9 @@ class Retarget(Node):
         super().__init__("retarget")
         cfg = self.cfg = declare_config(self, RetargetConfig)
         robot = load_robot(cfg.robot_config or None, cfg.model or None)
-        self.ik = DualArmIK(build_pinocchio_model(robot, floating_base=False), robot.joint_names, cfg.ik_config())
+        pin_model = build_pinocchio_model(robot, floating_base=False)
+        collision = ArmCollisionModel(robot, build_mujoco_model(robot), pin_model)
+        self.ik = DualArmIK(pin_model, robot.joint_names, cfg.ik_config(), collision)
         self.joints = JointIndex(robot.joint_names)
         self.inputs = StampSync(["left", "right", "joints"])
         self.warn = WarnOnce(self)
@@ -188,7 +194,8 @@ class Retarget(Node):
         self.solves += 1
         if not result.ok:
             self.failures += 1
-            self.warn("ik", "IK failed (unusable target or no convergence): holding the measured arm joints")
+            self.warn("ik", "IK failed (unusable target, or no collision-free pose found from the measured one): "
+                            "holding the measured arm joints")
         self.publish(result.q_arm, result.tau_ff, max(self.inputs.stamp("left"), self.inputs.stamp("right")))
 
     def publish(self, q_arm: np.ndarray, tau_ff: np.ndarray, stamp: int) -> None:

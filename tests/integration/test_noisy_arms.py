@@ -1,0 +1,60 @@
+"""Fast, noisy wrist motion through the simulation graph (lockstep, on the gantry): the scenario
+config/scenarios/noisy.yaml puts 5 mm RMS jitter on every wrist sample and 200 ms tracking dropouts every
+2.6 s on top of moves twice as fast as the default scenario's. The arms stay smooth and follow both the
+samples they get and the operator's true hand."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from g1_teleop.analysis import reached_wrists
+from g1_teleop.arm_ik import DualArmIK
+from g1_teleop.checks import check_arm_slew, check_recorded, check_wrist_tracking
+from g1_teleop.paths import scenario_path
+from g1_teleop.recording import Recording
+from g1_teleop.robot import ARM_INDICES, build_pinocchio_model, load_robot
+from g1_teleop.scenario import Scenario
+
+pytestmark = pytest.mark.integration
+
+
+def test_noisy_fast_wrists_keep_the_arms_smooth_and_on_track(ros_domain, tmp_path):
+    scenario = Scenario.load(scenario_path("noisy"))
+    assert scenario.tracking is not None and scenario.tracking.jitter_m == 0.005
+    assert scenario.tracking.dropout_s == 0.2
+    out = tmp_path / "run"
+    proc = subprocess.run([sys.executable, "-m", "g1_teleop.cli", "sim", "--scenario", "noisy", "--out", str(out)],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, f"g1-teleop sim failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["nodes_alive"] == 4 and summary["fell"] is False, summary
+
+    robot = load_robot()
+    fk = DualArmIK(build_pinocchio_model(robot, floating_base=False), robot.joint_names).end_effector_poses
+    rec = Recording.load(out / "recording.npz")
+    failures = (check_recorded(rec, min_sim_time_s=scenario.duration)
+                + check_arm_slew(rec, max_step_rad=0.01)
+                + check_wrist_tracking(rec, fk, max_p95_m=0.02, settle_s=1.0))  # against the samples it got
+    assert not failures, "\n".join(failures)
+
+    # Smooth: no measured arm joint velocity above 2 rad/s, at any time.
+    arm_speed = np.abs(rec.state_dq[:, list(ARM_INDICES)])
+    assert arm_speed.max() < 2.0, f"arm joint velocity {arm_speed.max():.2f} rad/s"
+
+    # On track against the operator's true hand (the scenario without its tracker noise): the jitter is
+    # not followed and the dropouts are caught up.
+    truth = scenario.clean()
+    left, right = reached_wrists(rec, fk)
+    settled = rec.state_t >= rec.state_t[0] + 1.0
+    errors = []
+    for t, reached_left, reached_right in zip(rec.state_t[settled], left[settled], right[settled], strict=True):
+        sample = truth.sample(t - rec.state_t[0])
+        errors.append([np.linalg.norm(reached_left - sample.pelvis_T_left_wrist[:3, 3]),
+                       np.linalg.norm(reached_right - sample.pelvis_T_right_wrist[:3, 3])])
+    p95 = np.percentile(np.array(errors), 95, axis=0)
+    assert p95.max() < 0.02, f"wrist error to the true hand p95 {p95 * 1e3} mm"
