@@ -7,7 +7,13 @@ runs never hear each other.
 from __future__ import annotations
 
 import itertools
+import json
 import os
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -32,3 +38,41 @@ def rclpy_context(ros_domain):
     rclpy.init(context=context, domain_id=ros_domain)
     yield context
     context.try_shutdown()
+
+
+@dataclass(frozen=True)
+class SimRun:
+    """A finished `g1-teleop sim` run: its run directory, printed output and summary."""
+
+    out: Path
+    stdout: str
+    summary: dict
+
+    def recording(self):
+        from g1_teleop.recording import Recording
+
+        return Recording.load(self.out / "recording.npz")
+
+
+@pytest.fixture
+def sim_job(ros_domain, tmp_path) -> Callable[..., SimRun]:
+    """Runs the main job (`g1-teleop sim ARGS --out <tmp>/run`) as a separate process on the test's domain;
+    a failed run fails the test with its output."""
+
+    def run(*args: str, timeout_s: float = 600.0) -> SimRun:
+        out = tmp_path / "run"
+        proc = subprocess.run([sys.executable, "-m", "g1_teleop.cli", "sim", *args, "--out", str(out)],
+                              capture_output=True, text=True, timeout=timeout_s)
+        assert proc.returncode == 0, f"g1-teleop sim failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+        return SimRun(out, proc.stdout, json.loads((out / "summary.json").read_text()))
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def fk(robot):
+    """q (29,) → (pelvis_T_left_ee, pelvis_T_right_ee) of the project's model."""
+    from g1_teleop.arm_ik import DualArmIK
+    from g1_teleop.robot import build_pinocchio_model
+
+    return DualArmIK(build_pinocchio_model(robot, floating_base=False), robot.joint_names).end_effector_poses

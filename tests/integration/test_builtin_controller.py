@@ -4,36 +4,25 @@ squats to a 0.494 m height command, holds and stands up again while the wrists t
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from std_srvs.srv import Trigger
 
-from g1_teleop.arm_ik import DualArmIK
 from g1_teleop.checks import check_arm_slew, check_recorded, check_wrist_tracking
 from g1_teleop.graph import load_graph
-from g1_teleop.recording import Recording
-from g1_teleop.robot import build_pinocchio_model
 from g1_teleop.runner import GraphProcesses
 
 pytestmark = pytest.mark.integration
 
 
-def test_stand_squat_and_stand_up_while_reaching(ros_domain, tmp_path, robot):
-    out = tmp_path / "run"
-    proc = subprocess.run([sys.executable, "-m", "g1_teleop.cli", "sim", "--scenario", "squat", "--out", str(out)],
-                          capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
-    summary = json.loads((out / "summary.json").read_text())
+def test_stand_squat_and_stand_up_while_reaching(sim_job, fk):
+    run = sim_job("--scenario", "squat")
+    summary = run.summary
     assert summary["controller"] == "builtin" and summary["gantry"] is False
     assert summary["nodes_alive"] == 4 and summary["fell"] is False, summary
-    rec = Recording.load(out / "recording.npz")
-    fk = DualArmIK(build_pinocchio_model(robot, floating_base=False), robot.joint_names).end_effector_poses
+    rec = run.recording()
     failures = (check_recorded(rec, min_sim_time_s=24.0) + check_wrist_tracking(rec, fk, max_p95_m=0.03, settle_s=1.0)
                 + check_arm_slew(rec, max_step_rad=0.01))
     assert not failures, "\n".join(failures)

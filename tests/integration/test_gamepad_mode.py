@@ -12,9 +12,7 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState, Joy
 
-from g1_teleop.arm_ik import DualArmIK
 from g1_teleop.graph import load_graph
-from g1_teleop.robot import build_pinocchio_model
 from g1_teleop.runner import GraphProcesses
 
 pytestmark = pytest.mark.integration
@@ -22,8 +20,7 @@ pytestmark = pytest.mark.integration
 QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10, reliability=ReliabilityPolicy.RELIABLE)
 
 
-def test_each_hand_moves_where_its_stick_points(rclpy_context, robot):
-    fk = DualArmIK(build_pinocchio_model(robot, floating_base=False), robot.joint_names).end_effector_poses
+def test_each_hand_moves_where_its_stick_points(rclpy_context, fk):
     nodes = [n for n in load_graph("sim").resolve({"retarget_mode": "gamepad"}) if n.name != "xr_input"]
     lines: list[str] = []
     graph = GraphProcesses(nodes, output=lines.append)

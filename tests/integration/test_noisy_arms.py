@@ -5,38 +5,25 @@ samples they get and the operator's true hand."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 
 from g1_teleop.analysis import reached_wrists
-from g1_teleop.arm_ik import DualArmIK
 from g1_teleop.checks import check_arm_slew, check_recorded, check_wrist_tracking
 from g1_teleop.paths import scenario_path
-from g1_teleop.recording import Recording
-from g1_teleop.robot import ARM_INDICES, build_pinocchio_model, load_robot
+from g1_teleop.robot import ARM_INDICES
 from g1_teleop.scenario import Scenario
 
 pytestmark = pytest.mark.integration
 
 
-def test_noisy_fast_wrists_keep_the_arms_smooth_and_on_track(ros_domain, tmp_path):
+def test_noisy_fast_wrists_keep_the_arms_smooth_and_on_track(sim_job, fk):
     scenario = Scenario.load(scenario_path("noisy"))
     assert scenario.tracking is not None and scenario.tracking.jitter_m == 0.005
     assert scenario.tracking.dropout_s == 0.2
-    out = tmp_path / "run"
-    proc = subprocess.run([sys.executable, "-m", "g1_teleop.cli", "sim", "--scenario", "noisy", "--out", str(out)],
-                          capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, f"g1-teleop sim failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
-    summary = json.loads((out / "summary.json").read_text())
-    assert summary["nodes_alive"] == 4 and summary["fell"] is False, summary
-
-    robot = load_robot()
-    fk = DualArmIK(build_pinocchio_model(robot, floating_base=False), robot.joint_names).end_effector_poses
-    rec = Recording.load(out / "recording.npz")
+    run = sim_job("--scenario", "noisy")
+    assert run.summary["nodes_alive"] == 4 and run.summary["fell"] is False, run.summary
+    rec = run.recording()
     failures = (check_recorded(rec, min_sim_time_s=scenario.duration)
                 + check_arm_slew(rec, max_step_rad=0.01)
                 + check_wrist_tracking(rec, fk, max_p95_m=0.02, settle_s=1.0))  # against the samples it got

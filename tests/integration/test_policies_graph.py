@@ -4,9 +4,6 @@ separate processes in lockstep. The squat scenario stands 11 s while reaching fo
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -20,11 +17,8 @@ from sensor_msgs.msg import Joy
 from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
-from g1_teleop.arm_ik import DualArmIK
 from g1_teleop.checks import check_arm_slew, check_recorded, check_wrist_tracking
 from g1_teleop.graph import load_graph
-from g1_teleop.recording import Recording
-from g1_teleop.robot import build_pinocchio_model
 from g1_teleop.runner import GraphProcesses
 
 pytestmark = pytest.mark.integration
@@ -32,21 +26,14 @@ pytestmark = pytest.mark.integration
 POLICIES = Path(__file__).resolve().parents[3] / "shared" / "policies" / "openwbt"
 
 
-def test_squat_and_stand_up_while_reaching(ros_domain, tmp_path, robot):
+def test_squat_and_stand_up_while_reaching(sim_job, fk):
     if not (POLICIES / "squat.onnx").is_file():
         pytest.skip(f"OpenWBT policies not found at {POLICIES}: the reference data is not beside the repo")
-    out = tmp_path / "run"
-    proc = subprocess.run(
-        [sys.executable, "-m", "g1_teleop.cli", "sim", "--controller", "openwbt", "--policy-dir", str(POLICIES),
-         "--scenario", "squat", "--out", str(out)],
-        capture_output=True, text=True, timeout=600,
-    )
-    assert proc.returncode == 0, f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
-    summary = json.loads((out / "summary.json").read_text())
+    run = sim_job("--controller", "openwbt", "--policy-dir", str(POLICIES), "--scenario", "squat")
+    summary = run.summary
     assert summary["controller"] == "openwbt" and summary["gantry"] is False
     assert summary["nodes_alive"] == 4 and summary["fell"] is False, summary
-    rec = Recording.load(out / "recording.npz")
-    fk = DualArmIK(build_pinocchio_model(robot, floating_base=False), robot.joint_names).end_effector_poses
+    rec = run.recording()
     failures = (check_recorded(rec, min_sim_time_s=20.0) + check_wrist_tracking(rec, fk, max_p95_m=0.03, settle_s=1.0)
                 + check_arm_slew(rec, max_step_rad=0.01))
     assert not failures, "\n".join(failures)
@@ -58,22 +45,16 @@ def test_squat_and_stand_up_while_reaching(ros_domain, tmp_path, robot):
     assert z[rec.odom_t > 23.0].min() > 0.75  # stood up again
 
 
-def test_switch_to_locomotion_walk_and_back(ros_domain, tmp_path):
+def test_switch_to_locomotion_walk_and_back(sim_job):
     if not (POLICIES / "loco.onnx").is_file():
         pytest.skip(f"OpenWBT policies not found at {POLICIES}: the reference data is not beside the repo")
-    out = tmp_path / "run"
-    proc = subprocess.run(
-        [sys.executable, "-m", "g1_teleop.cli", "sim", "--controller", "openwbt", "--policy-dir", str(POLICIES),
-         "--scenario", "walk", "--out", str(out)],
-        capture_output=True, text=True, timeout=600,
-    )
-    assert proc.returncode == 0, f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
-    summary = json.loads((out / "summary.json").read_text())
+    run = sim_job("--controller", "openwbt", "--policy-dir", str(POLICIES), "--scenario", "walk")
+    summary = run.summary
     assert summary["nodes_alive"] == 4 and summary["fell"] is False, summary
-    log = (out / "nodes.log").read_text()
+    log = (run.out / "nodes.log").read_text()
     assert log.index("LOCOMOTION requested (joy)") < log.index("mode LOCOMOTION") < log.index(
         "SQUAT requested (joy)") < log.index("mode SQUAT\n")
-    rec = Recording.load(out / "recording.npz")
+    rec = run.recording()
     walked = rec.odom_p[-1, 0] - rec.odom_p[0, 0]
     assert 0.75 * 2.1 < walked < 1.25 * 2.1, walked  # 7 s at 0.3 m/s (§14: 2.16 m at the end of the command)
     assert rec.odom_p[:, 2].min() > 0.7  # never below 0.7 m while standing or walking

@@ -4,16 +4,12 @@ processes), the squat scenario, the pushes from the simulator's ``pushes`` sched
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from g1_teleop.analysis import pelvis_tilt
-from g1_teleop.recording import Recording
 
 pytestmark = pytest.mark.integration
 
@@ -22,23 +18,18 @@ STANDING_PUSH_S, SQUATTING_PUSH_S = 5.0, 16.0  # the squat scenario holds the 0.
 
 
 @pytest.mark.parametrize("controller", ["builtin", "openwbt"])
-def test_lateral_pushes_standing_and_squatting(ros_domain, tmp_path, controller):
+def test_lateral_pushes_standing_and_squatting(sim_job, controller):
     extra = []
     if controller == "openwbt":
         if not (POLICIES / "squat.onnx").is_file():
             pytest.skip(f"OpenWBT policies not found at {POLICIES}: the reference data is not beside the repo")
         extra = ["--policy-dir", str(POLICIES)]
-    out = tmp_path / "run"
-    proc = subprocess.run(
-        [sys.executable, "-m", "g1_teleop.cli", "sim", "--controller", controller, *extra, "--scenario", "squat",
-         "--duration", "18", "--push", f"{STANDING_PUSH_S},0,40,0,0.2", "--push", f"{SQUATTING_PUSH_S},0,-40,0,0.2",
-         "--out", str(out)],
-        capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
-    summary = json.loads((out / "summary.json").read_text())
+    run = sim_job("--controller", controller, *extra, "--scenario", "squat", "--duration", "18",
+                  "--push", f"{STANDING_PUSH_S},0,40,0,0.2", "--push", f"{SQUATTING_PUSH_S},0,-40,0,0.2")
+    summary = run.summary
     assert summary["gantry"] is False and len(summary["pushes"]) == 2
     assert summary["nodes_alive"] == 4 and summary["fell"] is False, summary
-    rec = Recording.load(out / "recording.npz")
+    rec = run.recording()
     t, y, z = rec.odom_t, rec.odom_p[:, 1], rec.odom_p[:, 2]
 
     def window(start: float, end: float) -> np.ndarray:

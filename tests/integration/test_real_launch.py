@@ -20,10 +20,8 @@ from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from std_srvs.srv import Trigger
 
 from g1_teleop.analysis import wrist_errors
-from g1_teleop.arm_ik import DualArmIK
 from g1_teleop.checks import check_arm_slew, check_wrist_tracking
 from g1_teleop.graph import load_graph
-from g1_teleop.robot import build_pinocchio_model, load_robot
 from g1_teleop.runner import GraphProcesses
 
 pytestmark = pytest.mark.integration
@@ -51,12 +49,12 @@ def robot_domain(ros_domain) -> int:
 
 
 @pytest.mark.parametrize("controller", ["hold", "builtin", "openwbt"])
-def test_real_launch_with_the_virtual_robot_starts_up_and_tracks(rclpy_context, robot_domain, controller, tmp_path):
+def test_real_launch_with_the_virtual_robot_starts_up_and_tracks(rclpy_context, robot_domain, controller, tmp_path,
+                                                                 robot, fk):
     from g1_teleop.nodes.recorder import Recorder
 
     if controller == "openwbt" and not POLICIES.is_dir():
         pytest.skip(f"OpenWBT policies not found at {POLICIES}: the reference data is not beside the repo")
-    robot = load_robot()
     nodes = load_graph("real").resolve({"robot": "virtual", "network_interface": "lo",
                                         "robot_domain_id": str(robot_domain), "controller": controller,
                                         "command_timeout_s": str(COMMAND_TIMEOUT_S),
@@ -140,7 +138,6 @@ def test_real_launch_with_the_virtual_robot_starts_up_and_tracks(rclpy_context, 
     rec.save(tmp_path / "recording.npz")
     assert len(rec.state_t) > ACTIVE_S * 100 and len(rec.command_t) > ACTIVE_S * 40, \
         (len(rec.state_t), len(rec.command_t))
-    fk = DualArmIK(build_pinocchio_model(robot, floating_base=False), robot.joint_names).end_effector_poses
     errors = wrist_errors(rec, fk, settle_s=played_at + SETTLE_S)
     figures = {side: f"p50 {np.percentile(e, 50) * 1e3:.1f} p95 {np.percentile(e, 95) * 1e3:.1f} "
                      f"max {e.max() * 1e3:.1f} mm ({len(e)} samples)" for side, e in errors.items()}

@@ -7,38 +7,21 @@ recording with the same checks the launch_testing test uses.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from g1_teleop.arm_ik import DualArmIK
 from g1_teleop.checks import check_arm_slew, check_pelvis_above, check_recorded, check_wrist_tracking
-from g1_teleop.recording import Recording
-from g1_teleop.robot import build_pinocchio_model, load_robot
 
 pytestmark = pytest.mark.integration
 
 DURATION_S = 20.0
 
 
-@pytest.fixture(scope="module")
-def fk():
-    robot = load_robot()
-    return DualArmIK(build_pinocchio_model(robot, floating_base=False), robot.joint_names).end_effector_poses
-
-
-def test_sim_job_tracks_the_default_scenario(ros_domain, tmp_path, fk):
-    out = tmp_path / "run"
-    proc = subprocess.run(
-        [sys.executable, "-m", "g1_teleop.cli", "sim", "--duration", str(DURATION_S), "--out", str(out)],
-        capture_output=True, text=True, timeout=600,
-    )
-    assert proc.returncode == 0, f"g1-teleop sim failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
-    assert f"run directory: {out.resolve()}" in proc.stdout
-    summary = json.loads((out / "summary.json").read_text())
+def test_sim_job_tracks_the_default_scenario(sim_job, fk):
+    run = sim_job("--duration", str(DURATION_S))
+    out, summary = run.out, run.summary
+    assert f"run directory: {out.resolve()}" in run.stdout
     for key in ("sim_time_s", "wall_time_s", "realtime_factor", "gantry", "fell", "pelvis_min_z_m",
                 "commands_published", "nodes_alive", "left_wrist_err_p50_m", "left_wrist_err_p95_m",
                 "left_wrist_err_max_m", "right_wrist_err_p95_m"):
@@ -49,7 +32,7 @@ def test_sim_job_tracks_the_default_scenario(ros_domain, tmp_path, fk):
     for png in ("wrist_tracking.png", "arm_joints.png"):
         assert (out / png).stat().st_size > 10_000
 
-    rec = Recording.load(out / "recording.npz")
+    rec = run.recording()
     failures = (
         check_recorded(rec, min_sim_time_s=DURATION_S)
         + check_wrist_tracking(rec, fk, max_p95_m=0.02, settle_s=1.0)
@@ -67,32 +50,20 @@ def test_sim_job_tracks_the_default_scenario(ros_domain, tmp_path, fk):
 OFFICIAL_MODEL = Path(__file__).resolve().parents[3] / "shared" / "models" / "unitree_g1" / "g1_29dof.xml"
 
 
-def test_the_model_parameter_points_the_whole_graph_at_the_official_model(ros_domain, tmp_path):
+def test_the_model_parameter_points_the_whole_graph_at_the_official_model(sim_job):
     if not OFFICIAL_MODEL.exists():
         pytest.skip(f"official G1 model not found at {OFFICIAL_MODEL} (third-party reference data)")
-    out = tmp_path / "run"
-    proc = subprocess.run(
-        [sys.executable, "-m", "g1_teleop.cli", "sim", "--duration", "4", "--out", str(out),
-         "--model", str(OFFICIAL_MODEL)],
-        capture_output=True, text=True, timeout=300,
-    )
-    assert proc.returncode == 0, f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
-    summary = json.loads((out / "summary.json").read_text())
+    summary = sim_job("--duration", "4", "--model", str(OFFICIAL_MODEL), timeout_s=300).summary
     assert Path(summary["model"]).resolve() == OFFICIAL_MODEL.resolve()
     assert summary["nodes_alive"] == 4 and not summary["fell"]
     assert summary["left_wrist_err_p95_m"] < 0.02 and summary["right_wrist_err_p95_m"] < 0.02
 
 
-def test_sim_job_in_real_time(ros_domain, tmp_path, fk):
-    out = tmp_path / "run"
-    proc = subprocess.run(
-        [sys.executable, "-m", "g1_teleop.cli", "sim", "--duration", "5", "--realtime", "--out", str(out)],
-        capture_output=True, text=True, timeout=300,
-    )
-    assert proc.returncode == 0, f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
-    summary = json.loads((out / "summary.json").read_text())
+def test_sim_job_in_real_time(sim_job, fk):
+    run = sim_job("--duration", "5", "--realtime", timeout_s=300)
+    summary = run.summary
     assert summary["lockstep"] is False and summary["nodes_alive"] == 4 and not summary["fell"]
-    rec = Recording.load(out / "recording.npz")
+    rec = run.recording()
     # Real time on a loaded 2-core machine lags (6 processes): lockstep runs hold the 2 cm figure, this run
     # shows that the mode works.
     failures = (check_recorded(rec, min_sim_time_s=5.0) + check_wrist_tracking(rec, fk, max_p95_m=0.05, settle_s=1.0)

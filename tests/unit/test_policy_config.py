@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import yaml
 
+from g1_teleop.paths import config_path
 from g1_teleop.policy_config import ObservationLayout, PolicyConfigError, load_policy_config
 
 SHARED_POLICIES = Path(__file__).resolve().parents[3] / "shared" / "policies" / "openwbt"
@@ -244,3 +245,17 @@ def test_openwbt_files_from_shared() -> None:
     np.testing.assert_array_equal(squat.kps, loco.kps)
     assert loco.gait.frequency_hz == 1.5 and loco.gait.stance_ratio == 0.6
     assert squat.max_cmd.tolist() == [0.4, 0.5] and loco.max_cmd.tolist() == [0.3, 0.3, 0.3]
+
+
+def test_the_shipped_rl_gym_preset_holds_the_waist_three_times_firmer(tmp_path: Path, robot) -> None:
+    (tmp_path / "motion.pt").write_bytes(b"")  # the user's policy file, found in the policy folder
+    config = load_policy_config(config_path("policies", "unitree_rl_gym_g1.yaml"), tmp_path)
+    assert config.observation is ObservationLayout.RL_GYM_LOCO and config.policy_path == tmp_path / "motion.pt"
+    kp, kd = robot.gains("default")
+    waist = slice(12, 15)
+    np.testing.assert_array_equal(config.kps[waist], 3 * kp[waist])
+    np.testing.assert_array_equal(config.kds[waist], 3 * kd[waist])
+    others = np.r_[0:12, 15:29]  # legs and arms: the robot's own gains
+    np.testing.assert_array_equal(config.kps[others], kp[others])
+    np.testing.assert_array_equal(config.kds[others], kd[others])
+    np.testing.assert_array_equal(config.default_angles[:12], robot.default_q[:12])
