@@ -7,9 +7,11 @@ locked at the measured pose:
 
 subject to the joint bounds and, with a collision model, a minimum clearance between the arms and the
 trunk, the thighs and each other. End-effector poses are taken in the model's world frame, which for the
-fixed-base model is the pelvis. Solved by Levenberg-Marquardt warm-started from the measured arm joints
-(one kinematics pass per evaluation, both arms together): each step is a small QP (DAQP) within the
-joint bounds and the clearance constraints linearised at the current point, d + ∇d·Δq ≥ d_min.
+fixed-base model is the pelvis. Solved by Levenberg-Marquardt warm-started from the measured arm joints:
+each step is a small QP (DAQP) within the joint bounds and the clearance constraints linearised at the
+current point, d + ∇d·Δq ≥ d_min. One evaluation (both arms' kinematics, the objective with its gradient
+and Gauss-Newton Hessian, every clearance with its direction) is a single CasADi function compiled to
+machine code (``compiled_function``); Pinocchio serves the rest (gravity torques, differential IK).
 """
 
 from __future__ import annotations
@@ -18,13 +20,16 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+import casadi as ca
 import daqp
 import numpy as np
 import pinocchio as pin
 
+from g1_teleop.compiled_function import CompiledFunction
 from g1_teleop.filters import WeightedMovingFilter
 from g1_teleop.robot import PinJointMap
 from g1_teleop.self_collision import ArmCollisionModel
+from g1_teleop.symbolic_kinematics import joint_placements, log3, point_jacobian
 
 _ROTATION_TOLERANCE = 1e-3  # max |RᵀR − I| entry for a target rotation to be usable
 _INITIAL_DAMPING = 1e-3  # initial Levenberg-Marquardt damping, relative to the largest Hessian diagonal entry
@@ -192,6 +197,7 @@ class DualArmIK:
         """Upper joint bounds (14,) rad, from the model."""
         if not (np.all(np.isfinite(self.q_lower)) and np.all(np.isfinite(self.q_upper))):
             raise ValueError("DualArmIK: every arm joint needs finite position limits in the model")
+        self._chains = chains  # Pinocchio joints of each arm (left, right), root to wrist
         # Per arm (left, right): positions in q_arm, and columns of the model's q / v.
         self._columns = np.array([[arm_ids.index(j) for j in chain] for chain in chains])
         self._chain_v = [_index(model.idx_vs[j] for j in chain) for chain in chains]
@@ -202,12 +208,15 @@ class DualArmIK:
         self._upper = self.q_upper[self._order]
         n = self._order.size
         self._eye = np.eye(n)
-        self._regularization = (self.config.posture_weight + self.config.measured_weight) * self._eye
-        self._root_weights = np.sqrt([self.config.position_weight] * 3 + [self.config.rotation_weight] * 3)
-        self._jacobian = np.zeros((12, n))  # block diagonal: left rows × left joints, right rows × right joints
         self._filter = WeightedMovingFilter(self.config.filter_weights)
         self.collision = collision
         """Arm proxies of the clearance constraints; None: no self-collision avoidance."""
+        self._weights = np.array([self.config.position_weight, self.config.rotation_weight,
+                                  self.config.posture_weight, self.config.measured_weight])
+        self._objective = CompiledFunction(self._symbolic_objective())
+        if collision is not None:  # per clearance row: its two spheres, -1 (a zero Jacobian) for a static geom
+            self._pair_spheres = collision.pair_spheres()
+            self._center_jacobians = np.zeros((collision.sphere_count + 1, 3, n))
 
     def reset(self) -> None:
         """Forget the output filter's history (call when teleoperation (re)starts)."""
@@ -244,9 +253,6 @@ class DualArmIK:
             nan2 = np.full(2, np.nan)
             return ArmIKResult(measured_arm, self._gravity(q, measured_arm), False, False, nan2, nan2, 0, math.nan)
 
-        if self.collision is not None:
-            pin.forwardKinematics(self._model, self._data, q)  # the locked joints place the static geoms
-            self.collision.place_static(self._data)
         solution, converged, iterations = self._minimize(q, measured_arm[self._order], targets)
         q_arm = np.empty(self.arm_indices.size)
         q_arm[self._order] = solution.x
@@ -321,9 +327,8 @@ class DualArmIK:
         never oscillates), whether it converged, and the number of kinematics evaluations.
         """
         cfg = self.config
-        target_p = np.stack([t[:3, 3] for t in targets])
-        target_R = np.stack([t[:3, :3] for t in targets])
-        current = self._linearize(q, np.clip(measured, self._lower, self._upper), measured, target_p, target_R)
+        parameters = np.concatenate([q, measured, *(t[:3, :].ravel(order="F") for t in targets), self._weights])
+        current = self._linearize(np.clip(measured, self._lower, self._upper), parameters)
         # Damping update of Nielsen (1999): from the ratio of actual to predicted cost reduction.
         damping = _INITIAL_DAMPING * float(np.max(np.diagonal(current.hessian)))
         growth = 2.0
@@ -338,8 +343,7 @@ class DualArmIK:
                 current, self._step(current, 0.0))
             if converged or evaluations >= cfg.max_iterations or step.size == 0:
                 return current, converged, evaluations
-            trial = self._linearize(q, np.clip(current.x + step, self._lower, self._upper), measured, target_p,
-                                    target_R)
+            trial = self._linearize(np.clip(current.x + step, self._lower, self._upper), parameters)
             evaluations += 1
             if feasible:
                 accept = trial.violation <= 0.0 and trial.cost < current.cost
@@ -378,52 +382,86 @@ class DualArmIK:
             step, _, exitflag, _ = daqp.solve(*problem, sense)
         return step if exitflag >= 1 else np.empty(0)
 
-    def _linearize(
-        self, q: np.ndarray, x: np.ndarray, measured: np.ndarray, target_p: np.ndarray, target_R: np.ndarray
-    ) -> _Linearization:
-        """Objective terms and clearance constraints at arm joints x (14,, chain order); q (the full model
-        configuration) gets x written in."""
-        cfg = self.config
-        q[self._order_q] = x
-        pin.computeJointJacobians(self._model, self._data, q)
-        # Both errors are taken in end-effector axes, where the frame Jacobian needs no rotation; their norms
-        # are the ones of the objective: ‖R*ᵀ…‖ keeps lengths, ‖log3(R*ᵀR)‖ = ‖log3(R R*ᵀ)‖ (conjugates).
-        residual = np.empty(12)  # per arm [Rᵀ(p − p*), log3(R*ᵀR)]
-        jacobian = self._jacobian
-        n = x.size // 2
-        for arm, frame_id in enumerate(self._frame_ids):
-            pelvis_T_ee = pin.updateFramePlacement(self._model, self._data, frame_id)
-            pelvis_R_ee = pelvis_T_ee.rotation
-            target_R_ee = target_R[arm].T @ pelvis_R_ee
-            rows, columns = slice(6 * arm, 6 * arm + 6), slice(n * arm, n * arm + n)
-            residual[rows][:3] = (pelvis_T_ee.translation - target_p[arm]) @ pelvis_R_ee
-            residual[rows][3:] = pin.log3(target_R_ee)
-            ee_J = pin.getFrameJacobian(self._model, self._data, frame_id, pin.LOCAL)[:, self._chain_v[arm]]
-            jacobian[rows, columns] = ee_J
-            jacobian[6 * arm + 3 : 6 * arm + 6, columns] = pin.Jlog3(target_R_ee) @ ee_J[3:]
-        errors = np.sqrt((residual.reshape(2, 2, 3) ** 2).sum(axis=2))  # (arm, position / rotation)
-        residual *= np.tile(self._root_weights, 2)
-        J = jacobian * np.tile(self._root_weights, 2)[:, None]
-        d = x - measured
-        w_0, w_m = cfg.posture_weight, cfg.measured_weight
-        if self.collision is None:
-            clearance, clearance_gradient, smallest = np.empty(0), np.empty((0, x.size)), math.inf
+    def _linearize(self, x: np.ndarray, parameters: np.ndarray) -> _Linearization:
+        """Objective terms and clearance constraints at arm joints x (14,, chain order); parameters as
+        ``_symbolic_objective`` takes them."""
+        cost, gradient, hessian, errors, clearance, direction, center_jacobians = self._objective(x, parameters)
+        n = x.size
+        close = np.flatnonzero(clearance < self.config.min_clearance_m + _ACTIVATION_M)
+        if close.size:  # the pair's direction times ∂c/∂x of its first sphere minus that of its second
+            jacobians = self._center_jacobians  # (sphere, xyz, joint); a last, zero one for "no second sphere"
+            jacobians[:-1] = center_jacobians.reshape(-1, n, 3).transpose(0, 2, 1)
+            first, second = self._pair_spheres[0][close], self._pair_spheres[1][close]
+            direction = direction.reshape(-1, 3)[close]
+            clearance_gradient = (direction[:, None, :] @ (jacobians[first] - jacobians[second]))[:, 0]
         else:
-            found = self.collision.clearance(self._model, self._data, cfg.min_clearance_m + _ACTIVATION_M)
-            clearance, clearance_gradient = found.distance_m, found.gradient[:, self._order_v]
-            smallest = found.smallest_m
+            clearance_gradient = np.empty((0, n))
+        smallest = min(float(clearance.min()), self.collision.search_range_m) if clearance.size else math.inf
         return _Linearization(
             x=x,
-            cost=float(residual @ residual + w_0 * (x @ x) + w_m * (d @ d)),
-            gradient=J.T @ residual + w_0 * x + w_m * d,
-            hessian=J.T @ J + self._regularization,
-            pos_err=errors[:, 0],
-            rot_err=errors[:, 1],
-            clearance=clearance,
+            cost=float(cost[0]),
+            gradient=gradient.copy(),
+            hessian=hessian.reshape(n, n).copy(),
+            pos_err=errors[:2].copy(),
+            rot_err=errors[2:].copy(),
+            clearance=clearance[close],
             clearance_gradient=clearance_gradient,
             smallest_clearance=smallest,
-            violation=max(0.0, cfg.min_clearance_m - smallest),
+            violation=max(0.0, self.config.min_clearance_m - smallest),
         )
+
+    def _symbolic_objective(self) -> ca.Function:
+        """The objective's value, half gradient and half Gauss-Newton Hessian, the (left, right) position
+        and rotation errors, and every monitored clearance with its gradient, at arm joints x (14, chain
+        order), as one CasADi function of x and the parameters of a solve: the model configuration q
+        (its arm entries ignored), the measured arm joints (14, chain order), the two targets' 3x4 [R | p]
+        (column-major) and the weights (position, rotation, posture, measured)."""
+        model, n = self._model, self._order.size
+        x = ca.SX.sym("x", n)
+        q_in, measured = ca.SX.sym("q", model.nq), ca.SX.sym("measured", n)
+        targets, weights = ca.SX.sym("targets", 12, 2), ca.SX.sym("weights", 4)
+        arm_slot = {int(column): k for k, column in enumerate(self._order_q)}
+        q = ca.vertcat(*[x[arm_slot[i]] if i in arm_slot else q_in[i] for i in range(model.nq)])
+        frames = [model.frames[f] for f in self._frame_ids]
+        joints = [f.parentJoint for f in frames] + (self.collision.joints if self.collision else [])
+        placements = joint_placements(model, q, joints)
+        residuals = []
+        for arm, frame in enumerate(frames):
+            ee = placements[frame.parentJoint].transform(frame.placement.rotation, frame.placement.translation)
+            target_R, target_p = ca.reshape(targets[:9, arm], 3, 3), targets[9:, arm]
+            residuals += [ee.world_p - target_p, log3(target_R.T @ ee.world_R)]
+        errors = ca.vertcat(*[ca.norm_2(r) for r in residuals[0::2] + residuals[1::2]])
+        root_weights = ca.sqrt(ca.vertcat(weights[0], weights[0], weights[0], weights[1], weights[1], weights[1]))
+        residual = ca.vertcat(*residuals) * ca.repmat(root_weights, 2, 1)
+        J = ca.jacobian(residual, x)
+        offset = x - measured
+        outputs = {
+            "cost": ca.sumsqr(residual) + weights[2] * ca.sumsqr(x) + weights[3] * ca.sumsqr(offset),
+            "gradient": J.T @ residual + weights[2] * x + weights[3] * offset,
+            "hessian": J.T @ J + (weights[2] + weights[3]) * ca.SX.eye(n),
+            "errors": errors,  # position left, right; rotation left, right
+        }
+        parameters = ca.vertcat(q_in, measured, ca.vec(targets), weights)
+        if self.collision is None:
+            outputs |= {"clearance": ca.SX(0, 1), "direction": ca.SX(3, 0), "center_jacobians": ca.SX(3 * n, 0)}
+            return ca.Function("g1_arm_ik", [x, parameters], [ca.densify(v) for v in outputs.values()],
+                               ["x", "parameters"], list(outputs))
+        # The arms' sphere centres and their Jacobians here; the pair distances in the collision model's
+        # mapped kernels, composed below.
+        centers = self.collision.sphere_centers(placements)
+        chain_joints = self._chains[0] + self._chains[1]
+        center_jacobians = ca.horzcat(*[ca.vec(point_jacobian(model, placements, chain_joints, joint, centers[:, s]))
+                                        for s, joint in enumerate(self.collision.sphere_joint)])
+        kinematics = ca.Function("g1_arm_kinematics", [x, parameters],
+                                 [*outputs.values(), centers, center_jacobians,
+                                  self.collision.static_poses(placements)])
+        x_mx, parameters_mx = ca.MX.sym("x", n), ca.MX.sym("parameters", parameters.numel())
+        *values, centers_mx, jacobians_mx, poses_mx = kinematics(x_mx, parameters_mx)
+        clearance = self.collision.clearance_function()(centers_mx, poses_mx)
+        return ca.Function("g1_arm_ik", [x_mx, parameters_mx],
+                           [ca.densify(v) for v in [*values, *clearance, jacobians_mx]], ["x", "parameters"],
+                           [*outputs, "clearance", "direction", "center_jacobians"])
+
 
 def _check_number(name: str, value: object, positive: bool) -> None:
     ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import casadi as ca
 import mujoco
 import numpy as np
 import pinocchio as pin
 
 from g1_teleop.robot import MjJointMap, Robot
+from g1_teleop.symbolic_kinematics import SymbolicPlacement
 
 
 @dataclass(frozen=True)
@@ -58,35 +60,20 @@ class ClearanceMonitor:
         return Clearance(float(best), names)  # type: ignore[arg-type]
 
 
-@dataclass(frozen=True)
-class ArmClearance:
-    """Signed clearances (m) of the arm proxies and their gradients, at one arm configuration.
-
-    distance_m (k,): per close pair (a moving geom and another geom), the smallest signed distance between
-    the moving geom's covering spheres and the other geom. gradient (k, nv): d distance / d v of the
-    Pinocchio model (columns of every joint; zero outside the arms). smallest_m: the smallest distance over
-    every monitored pair (capped at the search range), also when no pair is close.
-    """
-
-    distance_m: np.ndarray
-    gradient: np.ndarray
-    smallest_m: float
-
-
 _SDF_BOX, _SDF_CYLINDER, _SDF_CAPSULE = 0, 1, 2
+_TINY = 1e-18  # m², under square roots: keeps their derivatives finite at 0 (shifts a distance by 1e-9 m)
 
 
 class ArmCollisionModel:
-    """Fast clearance between the arms and what they may touch, for the IK's collision constraints.
+    """Clearance between the arms and what they may touch, as CasADi expressions for the IK's constraints.
 
     The moving groups' collision geoms (forearms, wrists, hands; meshes by their bounding boxes) are
     covered by spheres whose union contains each geom (grid cells of at most ``sphere_spacing_m``, each
     sphere through its cell's corners), so a distance measured on the spheres never exceeds the distance of
     the real geoms: a configuration these proxies call clear is clear for the MuJoCo geometry. The other
     geoms (trunk boxes, head, thigh and shin cylinders) keep their exact shapes (signed distance functions
-    of boxes, cylinders and capsules); they are placed once per configuration of the locked joints
-    (``place_static``). Only the configured pairs
-    (``self_collision`` in the robot config) that involve a moving group are monitored.
+    of boxes, cylinders and capsules). Only the configured pairs (``self_collision`` in the robot config)
+    that involve a moving group are monitored.
 
     Frames: everything in the Pinocchio model's world frame (the pelvis for the fixed-base model).
     """
@@ -100,6 +87,7 @@ class ArmCollisionModel:
         if not sphere_spacing_m > 0 or not search_range_m > 0:
             raise ValueError("ArmCollisionModel: sphere_spacing_m and search_range_m must be positive")
         self.search_range_m = search_range_m
+        """Distances are of interest up to this far (m); the smallest one is reported capped at it."""
         pairs = [(a, b) if a in moving else (b, a) for a, b in sc.pairs if a in moving or b in moving]
         if not pairs:
             raise ValueError(f"no configured self-collision pair involves {moving}")
@@ -119,95 +107,131 @@ class ArmCollisionModel:
                         found.append((g, frame.parentJoint, frame.placement * body_T_geom * geom_T_shape))
             return found
 
-        # Moving geoms: their covering spheres, flattened; each sphere rides on one joint.
-        self._moving_groups = tuple(moving)
-        offsets, radii, sphere_joint, sphere_group = [], [], [], []
-        joints: list[int] = []
+        # Moving geoms: their covering spheres (joint, centre in the joint frame, radius), group by group.
+        spheres = []
         for k, group in enumerate(moving):
             for g, joint, joint_T_geom in geoms(group):
                 kind, size, _ = _shape(mj_model, g)
                 centers, radius = _sphere_cover(kind, size, sphere_spacing_m)
-                if joint not in joints:
-                    joints.append(joint)
-                offsets.append(centers @ joint_T_geom.rotation.T + joint_T_geom.translation)
-                radii += [radius] * len(centers)
-                sphere_joint += [joints.index(joint)] * len(centers)
-                sphere_group += [k] * len(centers)
-        self._joints = joints
-        self._offsets = np.concatenate(offsets)  # (N, 3) sphere centres in their joint's frame
-        self._radius = np.array(radii)  # (N,)
-        self._sphere_joint = np.array(sphere_joint)  # (N,) index into self._joints
-        sphere_group_arr = np.array(sphere_group)
-        self._left = np.flatnonzero(sphere_group_arr == 0)
-        self._right = np.flatnonzero(sphere_group_arr == 1)
-
-        # Static geoms (locked during a solve) and which moving spheres may touch them.
-        static_groups = sorted({b for _, b in pairs if b not in moving})
-        self._static = [(group, *geom) for group in static_groups for geom in geoms(group)]
-        self._static_shapes = _RoundedShapes([_shape(mj_model, g)[:2] for _, g, _, _ in self._static])
-        allowed = np.array([[(group, sg) in pairs for sg, *_ in self._static] for group in moving])
-        self._static_mask = allowed[sphere_group_arr]  # (N, S)
-        self._arm_vs_arm = (moving[0], moving[1]) in pairs or (moving[1], moving[0]) in pairs
-        self._static_R = np.zeros((len(self._static), 3, 3))
-        self._static_p = np.zeros((len(self._static), 3))
-        self._static_R_rows = np.zeros((3 * len(self._static), 3))
-        self._static_R_p = np.zeros((3, len(self._static)))
-        self._nv = pin_model.nv
+                spheres += [(k, joint, joint_T_geom.act(c), radius) for c in centers]
+        self._spheres = spheres
+        self.sphere_group = np.array([k for k, *_ in spheres])
+        """Which moving group (0, 1) each sphere belongs to, shape (N,)."""
+        self.sphere_joint = np.array([j for _, j, _, _ in spheres])
+        """The Pinocchio joint each sphere rides on, shape (N,)."""
+        radius = np.array([r for *_, r in spheres])
+        # Static geoms (the locked joints place them): (joint, joint_T_shape, kind, size, group).
+        static = [(joint, joint_T_shape, *_shape(mj_model, g)[:2], group)
+                  for group in sorted({b for _, b in pairs if b not in moving})
+                  for g, joint, joint_T_shape in geoms(group)]
+        self._static = [(joint, joint_T_shape) for joint, joint_T_shape, *_ in static]
+        self._static_shapes = [(kind, size) for _, _, kind, size, _ in static]
+        # Sphere/static pairs of groups that may not touch are computed but kept out of reach (+1 km).
+        self._out_of_play = np.array([[0.0 if (moving[k], group) in pairs else 1e3 for *_, group in static]
+                                      for k, *_ in spheres]).T  # (S, N)
+        self._radius = radius
+        arm_vs_arm = (moving[0], moving[1]) in pairs or (moving[1], moving[0]) in pairs
+        self._first = np.flatnonzero(self.sphere_group == 0)
+        self._second = np.flatnonzero(self.sphere_group == 1) if arm_vs_arm else np.empty(0, dtype=int)
+        self.joints = sorted({j for _, j, _, _ in spheres} | {j for j, _ in self._static})
+        """Pinocchio joints whose placements ``sphere_centers`` and ``static_poses`` need."""
 
     @property
     def sphere_count(self) -> int:
-        return len(self._radius)
+        return len(self._spheres)
 
-    def place_static(self, data) -> None:
-        """Place the static geoms from ``data.oMi`` (forward kinematics done at the locked pose)."""
-        for i, (_, _, joint, joint_T_geom) in enumerate(self._static):
-            world_T_geom = data.oMi[joint] * joint_T_geom
-            self._static_R[i] = world_T_geom.rotation
-            self._static_p[i] = world_T_geom.translation
-        self._static_R_rows = self._static_R.transpose(2, 0, 1).reshape(-1, 3)  # row (k, s): column k of R_s
-        self._static_R_p = np.einsum("sjk,sj->ks", self._static_R, self._static_p)  # (3, S): Rᵀp
+    @property
+    def pair_count(self) -> int:
+        """Number of monitored pairs: the length of ``clearance_function``'s distance output."""
+        return self.sphere_count * len(self._static) + self._first.size * self._second.size
 
-    def clearance(self, model, data, activation_m: float) -> ArmClearance:
-        """Sphere/geom pairs closer than ``activation_m`` with their gradients, and the smallest distance,
-        from ``data.oMi`` and the joint Jacobians (after ``pin.computeJointJacobians``)."""
-        world_R = np.array([data.oMi[j].rotation for j in self._joints])
-        world_o = np.array([data.oMi[j].translation for j in self._joints])
-        centers = (world_R[self._sphere_joint] @ self._offsets[:, :, None])[:, :, 0] + world_o[self._sphere_joint]
+    def pair_spheres(self) -> tuple[np.ndarray, np.ndarray]:
+        """The moving spheres of each row of ``clearance_function``'s outputs: (first (k,), second (k,),
+        -1 for the rows of a sphere against a static geom)."""
+        n_static = len(self._static)
+        first = np.r_[np.repeat(np.arange(self.sphere_count), n_static), np.repeat(self._first, self._second.size)]
+        second = np.r_[np.full(self.sphere_count * n_static, -1), np.tile(self._second, self._first.size)]
+        return first, second
 
-        # Spheres against static geoms: (N, S) signed distances, normals (from the geom) in pelvis axes.
-        # Rᵀ(c − p) of every sphere in every shape frame, (3, N, S), as one matrix product
-        local = (self._static_R_rows @ centers.T).reshape(3, len(self._static), -1).transpose(0, 2, 1)
-        local = local - self._static_R_p[:, None, :]
-        sdf, local_normal = self._static_shapes.signed_distance(local)
-        distance = np.where(self._static_mask, sdf - self._radius[:, None], np.inf)
-        sphere, shape = np.nonzero(distance < activation_m)
-        normal = (self._static_R[shape] @ local_normal[:, sphere, shape].T[:, :, None])[:, :, 0]
-        row_distance = [distance[sphere, shape]]
-        smallest = min(float(distance.min()), self.search_range_m)
-        # gradient rows: n · d(centre)/dv for the moving sphere (and −n · d(centre)/dv for the other one)
-        terms = [(sphere, normal)]
-        if self._arm_vs_arm:
-            between = centers[self._left][:, None, :] - centers[self._right][None]  # (L, R, 3)
-            length = np.linalg.norm(between, axis=-1)
-            gap = length - self._radius[self._left][:, None] - self._radius[self._right][None]
-            smallest = min(smallest, float(gap.min()))
-            a, b = np.nonzero(gap < activation_m)
-            unit = between[a, b] / length[a, b, None]
-            row_distance.append(gap[a, b])
-            offset = len(sphere)
-            terms += [(self._left[a], unit), (self._right[b], -unit)]
-        distances = np.concatenate(row_distance)
-        gradient = np.zeros((len(distances), self._nv))
-        if len(distances):
-            jacobians = np.array([pin.getJointJacobian(model, data, j, pin.LOCAL_WORLD_ALIGNED) for j in self._joints])
-            for i, (spheres, normals) in enumerate(terms):
-                rows = slice(0, len(spheres)) if i == 0 else slice(offset, len(distances))
-                J = jacobians[self._sphere_joint[spheres]]  # (r, 6, nv)
-                lever = centers[spheres] - world_o[self._sphere_joint[spheres]]
-                # d(centre)/dv = Jv − [lever]× Jω, so n · d(centre)/dv = n · Jv + (lever × n) · Jω
-                moment = lever[:, [1, 2, 0]] * normals[:, [2, 0, 1]] - lever[:, [2, 0, 1]] * normals[:, [1, 2, 0]]
-                gradient[rows] += (normals[:, None, :] @ J[:, :3] + moment[:, None, :] @ J[:, 3:])[:, 0]
-        return ArmClearance(distances, gradient, smallest)
+    def sphere_centers(self, placements: dict[int, SymbolicPlacement]) -> ca.SX:
+        """World positions (3 x N, m) of the moving spheres; ``placements``: those of ``self.joints``."""
+        return ca.horzcat(*[placements[j].point(c) for _, j, c, _ in self._spheres])
+
+    def static_poses(self, placements: dict[int, SymbolicPlacement]) -> ca.SX:
+        """World placements of the static geoms, one column [vec(world_R); world_p] (12 x S) each."""
+        poses = [placements[j].transform(T.rotation, T.translation) for j, T in self._static]
+        return ca.horzcat(*[ca.vertcat(ca.vec(p.world_R), p.world_p) for p in poses])
+
+    def clearance_function(self) -> ca.Function:
+        """Signed distances of every monitored pair and their gradients over the first sphere's centre.
+
+        Inputs: sphere centres (3 x N, world, m), static poses (12 x S). Outputs: distance (k x 1, m;
+        negative: penetration) and direction (3 x k: its gradient over the centre of the pair's first
+        sphere; over the second sphere's, its opposite). Rows (see ``pair_spheres``): each sphere against
+        every static geom (pairs of groups that may not touch 1 km away), then each sphere of group 0
+        against each of group 1. The pair computations are kernels mapped over the spheres, so the generated
+        code stays small.
+        """
+        n_static = len(self._static)
+        centers = ca.MX.sym("centers", 3, self.sphere_count)
+        poses = ca.MX.sym("static_poses", 12, n_static)
+        shapes = _sphere_shapes_kernel(self._static_shapes).map("sphere_shapes", "serial", self.sphere_count, [1], [])
+        d, direction = shapes(centers, poses, self._radius[None, :], self._out_of_play)
+        distances, directions = [ca.reshape(d, -1, 1)], [direction]
+        first, second = list(self._first), list(self._second)
+        if second:
+            spheres = _sphere_spheres_kernel(len(second)).map("sphere_spheres", "serial", len(first), [1, 3], [])
+            d, direction = spheres(centers[:, first], centers[:, second], self._radius[None, first],
+                                   self._radius[None, second])
+            distances.append(ca.reshape(d, -1, 1))
+            directions.append(direction)
+        return ca.Function("arm_clearance", [centers, poses], [ca.vertcat(*distances), ca.horzcat(*directions)],
+                           ["centers", "static_poses"], ["distance", "direction"])
+
+
+def _sphere_shapes_kernel(shapes: list[tuple[int, np.ndarray]]) -> ca.Function:
+    """One sphere (world centre c, radius r) against every static shape (kind and size as ``_shape`` gives
+    them; poses [vec(R); p], one column each): the signed distances (1 x S, m; plus the per-shape offset
+    ``out_of_play``) and their gradients over c (3 x S)."""
+    c, r, out_of_play = ca.SX.sym("c", 3), ca.SX.sym("r"), ca.SX.sym("out_of_play", len(shapes))
+    poses = ca.SX.sym("poses", 12, len(shapes))
+    distances, gradients = [], []
+    for j, (kind, size) in enumerate(shapes):
+        distance = _signed_distance(kind, size, ca.reshape(poses[:9, j], 3, 3).T @ (c - poses[9:, j])) - r
+        distances.append(distance + out_of_play[j])
+        gradients.append(ca.gradient(distance, c))
+    return ca.Function("sphere_shapes", [c, poses, r, out_of_play], [ca.horzcat(*distances), ca.horzcat(*gradients)])
+
+
+def _signed_distance(kind: int, size: np.ndarray, local: ca.SX) -> ca.SX:
+    """Signed distance (m) of a point given in a shape's own frame: a box (half sizes), a cylinder along z
+    (radius, half length) or a capsule along z (radius, half length of its segment)."""
+    x, y, z = ca.vertsplit(local)
+    if kind == _SDF_CAPSULE:
+        beyond = ca.fmax(ca.fabs(z) - size[1], 0.0)
+        return ca.sqrt(x * x + y * y + beyond * beyond + _TINY) - size[0]
+    if kind == _SDF_CYLINDER:
+        excess = [ca.sqrt(x * x + y * y + _TINY) - size[0], ca.fabs(z) - size[1]]
+    else:
+        excess = [ca.fabs(x) - size[0], ca.fabs(y) - size[1], ca.fabs(z) - size[2]]
+    outside = ca.sqrt(sum(ca.fmax(e, 0.0) ** 2 for e in excess) + _TINY)
+    deepest = excess[0]
+    for e in excess[1:]:
+        deepest = ca.fmax(deepest, e)
+    return outside + ca.fmin(deepest, 0.0)
+
+
+def _sphere_spheres_kernel(count: int) -> ca.Function:
+    """One sphere (centre a, radius r_a) against ``count`` spheres (centres b, radii r_b): the distances
+    (1 x count, m) and their gradients over a (3 x count)."""
+    a, b = ca.SX.sym("a", 3), ca.SX.sym("b", 3, count)
+    radius_a, radius_b = ca.SX.sym("radius_a"), ca.SX.sym("radius_b", 1, count)
+    distances, units = [], []
+    for k in range(count):
+        length = ca.sqrt(ca.sumsqr(a - b[:, k]) + _TINY)
+        distances.append(length - radius_a - radius_b[k])
+        units.append((a - b[:, k]) / length)
+    return ca.Function("sphere_spheres", [a, b, radius_a, radius_b], [ca.horzcat(*distances), ca.horzcat(*units)])
 
 
 def _shape(mj_model: mujoco.MjModel, geom: int) -> tuple[int, np.ndarray, np.ndarray]:
@@ -241,46 +265,3 @@ def _sphere_cover(kind: int, size: np.ndarray, spacing: float) -> tuple[np.ndarr
     axes = [-h + c * (np.arange(n) + 0.5) for h, c, n in zip(size, cells, counts, strict=True)]
     grid = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, 3)
     return grid, float(np.linalg.norm(cells / 2))
-
-
-class _RoundedShapes:
-    """Static shapes as rounded boxes in their own frames, for signed distances in a (3, ...) layout
-    (coordinates first, so that every operation works on whole planes).
-
-    Box: half sizes (hx, hy, hz), no rounding. Cylinder (axis z): the xy plane taken radially, core radius r,
-    half-length hz. Capsule / sphere: core radius 0, half-length hz, rounded by its radius.
-    """
-
-    def __init__(self, shapes: list[tuple[int, np.ndarray]]) -> None:
-        kinds = np.array([kind for kind, _ in shapes])
-        sizes = np.array([size for _, size in shapes])
-        self.box = kinds == _SDF_BOX
-        self.half_x = np.where(self.box, sizes[:, 0], np.where(kinds == _SDF_CYLINDER, sizes[:, 0], 0.0))
-        self.half_y = np.where(self.box, sizes[:, 1], -1e9)  # round shapes: the second folded axis never counts
-        self.half_z = np.where(self.box, sizes[:, 2], sizes[:, 1])
-        self.rounding = np.where(kinds == _SDF_CAPSULE, sizes[:, 0], 0.0)
-
-    def signed_distance(self, local: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Signed distances (N, S) of points local (3, N, S), each in the frame of its shape s, and the unit
-        gradients (3, N, S) in the shape frames."""
-        x, y, z = local
-        radial = np.sqrt(x * x + y * y)
-        abs_x, abs_y, abs_z = np.abs(local)
-        excess_x = np.where(self.box, abs_x, radial) - self.half_x
-        excess_y = np.where(self.box, abs_y - self.half_y, -1e9)
-        excess_z = abs_z - self.half_z
-        out_x, out_y, out_z = np.maximum(excess_x, 0.0), np.maximum(excess_y, 0.0), np.maximum(excess_z, 0.0)
-        outside = np.sqrt(out_x * out_x + out_y * out_y + out_z * out_z)
-        deepest = np.maximum(np.maximum(excess_x, excess_y), excess_z)
-        is_out = outside > 0.0
-        scale = 1.0 / np.where(is_out, outside, 1.0)
-        # gradient of the folded point: along the excess outside, else the axis of the nearest face
-        fold_x = np.where(is_out, out_x * scale, excess_x == deepest)
-        fold_y = np.where(is_out, out_y * scale, (excess_y == deepest) & (excess_x != deepest))
-        fold_z = np.where(is_out, out_z * scale, (excess_z == deepest) & (excess_x != deepest) & (excess_y != deepest))
-        # unfold: the signs of the coordinates; round cross-sections along the radial direction
-        radial_scale = fold_x / np.maximum(radial, 1e-12)
-        normal = np.stack([np.where(self.box, np.copysign(fold_x, x), radial_scale * x),
-                           np.where(self.box, np.copysign(fold_y, y), radial_scale * y),
-                           np.copysign(fold_z, z)])
-        return outside + np.minimum(deepest, 0.0) - self.rounding, normal
