@@ -119,7 +119,7 @@ class ArmIKResult:
     clearance_m: float
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class _Linearization:
     """Objective, gradient and Gauss-Newton Hessian at arm joints x, and the clearance constraints there.
 
@@ -335,19 +335,18 @@ class DualArmIK:
         evaluations = 1
         while True:
             feasible = current.violation <= 0.0
-            step = self._step(current, damping)
+            step, predicted = self._step(current, damping)
             # Converged when the undamped Gauss-Newton model f + 2gᵀΔ + ΔᵀHΔ (gradient and Hessian are stored
             # halved) promises a negligible step or reduction. The damped step is the shorter, with the
             # smaller reduction: only when it looks converged is the undamped one worth a second QP.
-            converged = feasible and self._negligible(current, step) and self._negligible(
-                current, self._step(current, 0.0))
+            converged = feasible and self._negligible(current, step, predicted) and self._negligible(
+                current, *self._step(current, 0.0))
             if converged or evaluations >= cfg.max_iterations or step.size == 0:
                 return current, converged, evaluations
-            trial = self._linearize(np.clip(current.x + step, self._lower, self._upper), parameters)
+            trial = self._linearize(np.minimum(np.maximum(current.x + step, self._lower), self._upper), parameters)
             evaluations += 1
             if feasible:
                 accept = trial.violation <= 0.0 and trial.cost < current.cost
-                predicted = _reduction(current, step)
                 gain = (current.cost - trial.cost) / predicted if predicted > 0.0 else 0.0
             else:
                 accept = trial.violation < current.violation
@@ -360,27 +359,36 @@ class DualArmIK:
                 damping *= growth
                 growth *= 2.0
 
-    def _negligible(self, at: _Linearization, step: np.ndarray) -> bool:
-        """The step (empty: none found) moves no joint by step_tolerance_rad or promises a reduction below
-        cost_tolerance of the objective."""
+    def _negligible(self, at: _Linearization, step: np.ndarray, predicted: float) -> bool:
+        """The step (empty: none found) moves no joint by step_tolerance_rad or promises a reduction
+        (``predicted``) below cost_tolerance of the objective."""
         cfg = self.config
-        return step.size > 0 and (float(np.max(np.abs(step))) < cfg.step_tolerance_rad
-                                  or _reduction(at, step) <= cfg.cost_tolerance * at.cost)
+        return step.size > 0 and (float(np.abs(step).max()) < cfg.step_tolerance_rad
+                                  or predicted <= cfg.cost_tolerance * at.cost)
 
-    def _step(self, at: _Linearization, damping: float) -> np.ndarray:
+    def _step(self, at: _Linearization, damping: float) -> tuple[np.ndarray, float]:
         """argmin gᵀΔ + ½Δᵀ(H + damping·I)Δ within the joint bounds and the linearised clearance constraints
-        d + ∇d·Δ ≥ min_clearance (each asking at most _MAX_CLEARANCE_GAIN_M per step). Where the constraints
-        conflict (deep in collision), they become soft: the step violates them as little as it can."""
-        required = np.minimum(self.config.min_clearance_m + _CLEARANCE_MARGIN_M - at.clearance, _MAX_CLEARANCE_GAIN_M)
-        problem = (at.hessian + damping * self._eye, at.gradient, at.clearance_gradient,
-                   np.concatenate([self._upper - at.x, np.full(at.clearance.size, _UNBOUNDED)]),
-                   np.concatenate([self._lower - at.x, required]))
-        step, _, exitflag, _ = daqp.solve(*problem)
-        if exitflag < 1 and at.clearance.size:
-            sense = np.zeros(self._order.size + at.clearance.size, dtype=np.int32)
-            sense[self._order.size:] = _DAQP_SOFT
-            step, _, exitflag, _ = daqp.solve(*problem, sense)
-        return step if exitflag >= 1 else np.empty(0)
+        d + ∇d·Δ ≥ min_clearance (each asking at most _MAX_CLEARANCE_GAIN_M per step), and the cost reduction
+        the Gauss-Newton model predicts for it. Where the constraints conflict (deep in collision), they
+        become soft: the step violates them as little as it can. No step found: an empty one."""
+        hessian = at.hessian + damping * self._eye
+        upper, lower = self._upper - at.x, self._lower - at.x
+        if at.clearance.size == 0:
+            step, _, exitflag, _ = daqp.solve(hessian, at.gradient, at.clearance_gradient, upper, lower)
+        else:
+            required = np.minimum(self.config.min_clearance_m + _CLEARANCE_MARGIN_M - at.clearance,
+                                  _MAX_CLEARANCE_GAIN_M)
+            problem = (hessian, at.gradient, at.clearance_gradient,
+                       np.concatenate([upper, np.full(at.clearance.size, _UNBOUNDED)]),
+                       np.concatenate([lower, required]))
+            step, _, exitflag, _ = daqp.solve(*problem)
+            if exitflag < 1:
+                sense = np.zeros(self._order.size + at.clearance.size, dtype=np.int32)
+                sense[self._order.size:] = _DAQP_SOFT
+                step, _, exitflag, _ = daqp.solve(*problem, sense)
+        if exitflag < 1:
+            return np.empty(0), 0.0
+        return step, -float(2.0 * (at.gradient @ step) + step @ (at.hessian @ step))
 
     def _linearize(self, x: np.ndarray, parameters: np.ndarray) -> _Linearization:
         """Objective terms and clearance constraints at arm joints x (14,, chain order); parameters as
@@ -470,11 +478,6 @@ def _check_number(name: str, value: object, positive: bool) -> None:
         raise ValueError(f"ArmIKConfig.{name}: expected a finite number {bound}, got {value!r}")
 
 
-def _reduction(at: _Linearization, step: np.ndarray) -> float:
-    """Cost reduction the Gauss-Newton model predicts for ``step``."""
-    return -float(2.0 * at.gradient @ step + step @ at.hessian @ step)
-
-
 def _index(positions: Iterable[int]) -> slice | np.ndarray:
     """A slice when the positions are consecutive (cheaper to index with), else an index array."""
     positions = list(positions)
@@ -484,8 +487,12 @@ def _index(positions: Iterable[int]) -> slice | np.ndarray:
 
 
 def _is_rigid_transform(T: np.ndarray) -> bool:
-    """Finite homogeneous transform with a proper rotation block."""
-    if not np.all(np.isfinite(T)) or not np.array_equal(T[3], (0.0, 0.0, 0.0, 1.0)):
+    """Finite homogeneous transform with a proper rotation block (in plain floats: a 4x4 is too small for
+    numpy to pay off; a NaN or inf anywhere makes the sum non-finite)."""
+    (a, b, c, x), (d, e, f, y), (g, h, i, z), last = T.tolist()
+    if last != [0.0, 0.0, 0.0, 1.0] or not math.isfinite(a + b + c + d + e + f + g + h + i + x + y + z):
         return False
-    R = T[:3, :3]
-    return bool(np.max(np.abs(R.T @ R - np.eye(3))) <= _ROTATION_TOLERANCE and np.linalg.det(R) > 0.0)
+    gram_error = (a * a + d * d + g * g - 1.0, b * b + e * e + h * h - 1.0, c * c + f * f + i * i - 1.0,
+                  a * b + d * e + g * h, a * c + d * f + g * i, b * c + e * f + h * i)  # RᵀR − I
+    determinant = a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)
+    return max(map(abs, gram_error)) <= _ROTATION_TOLERANCE and determinant > 0.0

@@ -16,6 +16,7 @@ import os
 import shlex
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -36,7 +37,7 @@ def cache_dir() -> Path:
 class CompiledFunction:
     """Evaluates ``function`` (dense inputs and outputs) on numpy arrays.
 
-    ``__call__(*inputs)`` takes one array per input (any shape with the input's number of elements,
+    ``__call__(*inputs)`` takes one numpy array per input (any shape with the input's number of elements,
     column-major like CasADi) and returns one flat float64 array per output, column-major. The returned
     arrays are reused by the next call: copy what must outlive it.
     """
@@ -66,7 +67,7 @@ class CompiledFunction:
                 out[:] = np.asarray(value).ravel(order="F")
             return self._outputs
         for buffer, x in zip(self._inputs, inputs, strict=True):
-            buffer[:] = np.ravel(x, order="F")
+            buffer[:] = x if x.ndim == 1 else np.ravel(x, order="F")
         if self._call():
             raise RuntimeError(f"{self.name}: the compiled function reported an error")
         return self._outputs
@@ -98,7 +99,8 @@ class CompiledFunction:
         if not compiler[0]:
             return self._interpreted("no C compiler found (install gcc, or set CC)")
         library.parent.mkdir(parents=True, exist_ok=True)
-        _log.info("%s: compiling (once per model, a few seconds) into %s", self.name, library)
+        # stderr, whatever the logging set-up: a silent pause of seconds at start-up would look like a hang
+        print(f"{self.name}: compiling into {library} (once per model, about 10 s)", file=sys.stderr, flush=True)
         with tempfile.TemporaryDirectory() as scratch:
             c_file = Path(scratch) / f"{self.name}.c"
             built = library.with_name(f".{library.name}.{os.getpid()}")  # same file system as the cache

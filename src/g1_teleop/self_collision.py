@@ -79,7 +79,7 @@ class ArmCollisionModel:
     """
 
     def __init__(self, robot: Robot, mj_model: mujoco.MjModel, pin_model, moving: tuple[str, str] = ("left_arm",
-                 "right_arm"), sphere_spacing_m: float = 0.04, search_range_m: float = 0.2) -> None:
+                 "right_arm"), sphere_spacing_m: float = 0.06, search_range_m: float = 0.2) -> None:
         sc = robot.self_collision
         unknown = [g for g in moving if g not in sc.groups]
         if unknown:
