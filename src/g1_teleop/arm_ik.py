@@ -203,7 +203,6 @@ class DualArmIK:
         self._chain_v = [_index(model.idx_vs[j] for j in chain) for chain in chains]
         self._order = self._columns.ravel()  # q_arm positions of the chain-ordered solver vector
         self._order_q = self._arm_idx_q[self._order]
-        self._order_v = self._arm_idx_v[self._order]
         self._lower = self.q_lower[self._order]
         self._upper = self.q_upper[self._order]
         n = self._order.size

@@ -140,11 +140,6 @@ class ArmCollisionModel:
     def sphere_count(self) -> int:
         return len(self._spheres)
 
-    @property
-    def pair_count(self) -> int:
-        """Number of monitored pairs: the length of ``clearance_function``'s distance output."""
-        return self.sphere_count * len(self._static) + self._first.size * self._second.size
-
     def pair_spheres(self) -> tuple[np.ndarray, np.ndarray]:
         """The moving spheres of each row of ``clearance_function``'s outputs: (first (k,), second (k,),
         -1 for the rows of a sphere against a static geom)."""
