@@ -130,8 +130,7 @@ class _Linearization:
     cost: float
     gradient: np.ndarray  # (14,), half the true gradient
     hessian: np.ndarray  # (14, 14), half the Gauss-Newton Hessian
-    pos_err: np.ndarray  # (2,) m, left and right
-    rot_err: np.ndarray  # (2,) rad
+    errors: np.ndarray  # (4,) position (m) then rotation (rad) errors, left and right
     clearance: np.ndarray  # (k,) m, signed distances of the close collision pairs
     clearance_gradient: np.ndarray  # (k, 14) their gradients
     smallest_clearance: float  # m, over every monitored pair (inf without a collision model)
@@ -207,6 +206,7 @@ class DualArmIK:
         self._upper = self.q_upper[self._order]
         n = self._order.size
         self._eye = np.eye(n)
+        self._no_constraints = np.empty((0, n))
         self._filter = WeightedMovingFilter(self.config.filter_weights)
         self.collision = collision
         """Arm proxies of the clearance constraints; None: no self-collision avoidance."""
@@ -258,7 +258,7 @@ class DualArmIK:
         ok = solution.violation <= 0.0 and bool(np.all(np.isfinite(q_arm)))
         # (the filter's weighted mean of in-bound values can round past a bound)
         q_arm = np.clip(self._filter.update(q_arm), self.q_lower, self.q_upper) if ok else measured_arm
-        return ArmIKResult(q_arm, self._gravity(q, q_arm), ok, converged, solution.pos_err, solution.rot_err,
+        return ArmIKResult(q_arm, self._gravity(q, q_arm), ok, converged, solution.errors[:2], solution.errors[2:],
                            iterations, solution.smallest_clearance)
 
     def differential_step(
@@ -362,8 +362,8 @@ class DualArmIK:
         """The step (empty: none found) moves no joint by step_tolerance_rad or promises a reduction
         (``predicted``) below cost_tolerance of the objective."""
         cfg = self.config
-        return step.size > 0 and (float(np.abs(step).max()) < cfg.step_tolerance_rad
-                                  or predicted <= cfg.cost_tolerance * at.cost)
+        return step.size > 0 and (predicted <= cfg.cost_tolerance * at.cost
+                                  or float(np.abs(step).max()) < cfg.step_tolerance_rad)
 
     def _step(self, at: _Linearization, damping: float) -> tuple[np.ndarray, float]:
         """argmin gᵀΔ + ½Δᵀ(H + damping·I)Δ within the joint bounds and the linearised clearance constraints
@@ -387,14 +387,14 @@ class DualArmIK:
                 step, _, exitflag, _ = daqp.solve(*problem, sense)
         if exitflag < 1:
             return np.empty(0), 0.0
-        return step, -float(2.0 * (at.gradient @ step) + step @ (at.hessian @ step))
+        return step, -float(step @ (at.hessian @ step + 2.0 * at.gradient))
 
     def _linearize(self, x: np.ndarray, parameters: np.ndarray) -> _Linearization:
         """Objective terms and clearance constraints at arm joints x (14,, chain order); parameters as
         ``_symbolic_objective`` takes them."""
         cost, gradient, hessian, errors, clearance, direction, center_jacobians = self._objective(x, parameters)
         n = x.size
-        close = np.flatnonzero(clearance < self.config.min_clearance_m + _ACTIVATION_M)
+        close = (clearance < self.config.min_clearance_m + _ACTIVATION_M).nonzero()[0]
         if close.size:  # the pair's direction times ∂c/∂x of its first sphere minus that of its second
             jacobians = self._center_jacobians  # (sphere, xyz, joint); a last, zero one for "no second sphere"
             jacobians[:-1] = center_jacobians.reshape(-1, n, 3).transpose(0, 2, 1)
@@ -402,15 +402,14 @@ class DualArmIK:
             direction = direction.reshape(-1, 3)[close]
             clearance_gradient = (direction[:, None, :] @ (jacobians[first] - jacobians[second]))[:, 0]
         else:
-            clearance_gradient = np.empty((0, n))
+            clearance_gradient = self._no_constraints
         smallest = min(float(clearance.min()), self.collision.search_range_m) if clearance.size else math.inf
         return _Linearization(
             x=x,
             cost=float(cost[0]),
             gradient=gradient.copy(),
             hessian=hessian.reshape(n, n).copy(),
-            pos_err=errors[:2].copy(),
-            rot_err=errors[2:].copy(),
+            errors=errors.copy(),
             clearance=clearance[close],
             clearance_gradient=clearance_gradient,
             smallest_clearance=smallest,

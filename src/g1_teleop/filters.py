@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from collections import deque
 from collections.abc import Sequence
 
 import numpy as np
@@ -27,7 +26,8 @@ class WeightedMovingFilter:
         if not math.isclose(float(w.sum()), 1.0, abs_tol=1e-9):
             raise ValueError(f"weights: must sum to 1, got {weights!r} (sum {w.sum():.12g})")
         self._weights = w
-        self._window: deque[np.ndarray] = deque(maxlen=w.size)  # newest at the right
+        self._window: np.ndarray | None = None  # (len(weights), n) samples, newest first
+        self._count = 0  # samples in the window
         self._value: np.ndarray | None = None
 
     @property
@@ -37,21 +37,25 @@ class WeightedMovingFilter:
 
     def update(self, sample: np.ndarray) -> np.ndarray:
         """Add ``sample`` (any shape, the same for every call) and return the filtered value."""
-        x = np.array(sample, dtype=float)  # copy: the caller may reuse its buffer
-        if self._window:
-            newest = self._window[-1]
-            if x.shape != newest.shape:
-                raise ValueError(f"sample shape {x.shape} differs from the filter's {newest.shape}")
-            if np.array_equal(x, newest):
-                return self.value  # type: ignore[return-value]  # set by the earlier update
-        self._window.append(x)
-        if len(self._window) < self._weights.size:
+        x = np.asarray(sample, dtype=float)
+        if self._window is None:
+            self._shape = x.shape
+            self._window = np.empty((self._weights.size, x.size))
+        elif x.shape != self._shape:
+            raise ValueError(f"sample shape {x.shape} differs from the filter's {self._shape}")
+        elif np.array_equal(x.ravel(), self._window[0]):
+            return self.value  # type: ignore[return-value]  # set by the earlier update
+        self._window[1:] = self._window[:-1]
+        self._window[0] = x.ravel()
+        self._count = min(self._count + 1, self._weights.size)
+        if self._count < self._weights.size:
             self._value = x.copy()
         else:
-            self._value = np.tensordot(self._weights, np.stack(list(reversed(self._window))), axes=1)
+            self._value = (self._weights @ self._window).reshape(self._shape)
         return self._value.copy()
 
     def reset(self) -> None:
         """Forget all samples."""
-        self._window.clear()
+        self._window = None
+        self._count = 0
         self._value = None
