@@ -104,7 +104,8 @@ class GraphProcesses:
         return None
 
     def kill(self, name: str, sig: int = signal.SIGKILL) -> None:
-        """Send ``sig`` to one node (fault injection: e.g. a policy that dies); its exit is not a failure."""
+        """Send ``sig`` to one node (fault injection: a policy that dies, a process starved by SIGSTOP and
+        SIGCONT); from then on its exit is not a failure."""
         child = next((c for c in self._children if c.spec.name == name), None)
         if child is None:
             raise KeyError(f"no node {name!r} in this graph; nodes: {[c.spec.name for c in self._children]}")

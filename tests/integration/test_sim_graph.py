@@ -62,7 +62,8 @@ def test_the_model_parameter_points_the_whole_graph_at_the_official_model(sim_jo
 def test_sim_job_in_real_time(sim_job, fk):
     run = sim_job("--duration", "5", "--realtime", timeout_s=300)
     summary = run.summary
-    assert summary["lockstep"] is False and summary["nodes_alive"] == 4 and not summary["fell"]
+    assert summary["lockstep"] is False and summary["nodes_alive"] == 4 and not summary["fell"], (
+        summary, (run.out / "nodes.log").read_text()[-3000:])
     rec = run.recording()
     # Real time on a loaded 2-core machine lags (6 processes): lockstep runs hold the 2 cm figure, this run
     # shows that the mode works.

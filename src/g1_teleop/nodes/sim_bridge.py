@@ -57,13 +57,16 @@ class SimBridgeConfig:
     command_damp_after_s: float = 1.0  # real time: then damping only
     republish_period_s: float = 0.2  # lockstep: re-publish the state this often (wall) while waiting
     realtime_factor: float = 1.0  # real time: simulated seconds per wall second
+    # Real time: the most the simulation may trail the wall clock. Further behind (a starved process), it
+    # slips instead of racing to catch up, so the controllers never see simulated time run in bursts.
+    max_lag_s: float = 0.02
     wait_for_start: bool = False  # hold at t = 0 until a message on sim/start (tools attach first)
 
     def __post_init__(self) -> None:
         SimConfig(self.physics_dt, self.control_dt, pushes=parse_pushes(self.pushes))
         WatchdogConfig(self.command_hold_after_s, self.command_damp_after_s)
-        if self.republish_period_s <= 0 or self.realtime_factor <= 0:
-            raise ValueError("republish_period_s and realtime_factor must be positive")
+        if self.republish_period_s <= 0 or self.realtime_factor <= 0 or self.max_lag_s <= 0:
+            raise ValueError("republish_period_s, realtime_factor and max_lag_s must be positive")
 
 
 class SimBridge(Node):
@@ -87,6 +90,7 @@ class SimBridge(Node):
         self.warn = WarnOnce(self)
         self.commands_applied = 0
         self.commands_rejected = 0
+        self.slipped_s = 0.0  # real time: wall seconds the simulation fell behind and did not catch up
 
         self.pub_joints = self.create_publisher(JointState, "joint_states", QOS_STATE)
         self.pub_imu = self.create_publisher(Imu, "imu", QOS_STATE)
@@ -98,7 +102,7 @@ class SimBridge(Node):
         self.diagnostics = Diagnostics(self, lambda: {
             "sim_time_s": self.sim.stamp_ns / 1e9, "commands_applied": self.commands_applied,
             "commands_rejected": self.commands_rejected, "input": self.freshness.value,
-            "lockstep": cfg.lockstep, "gantry": cfg.gantry,
+            "lockstep": cfg.lockstep, "gantry": cfg.gantry, "slipped_s": round(self.slipped_s, 3),
         })
         wall = Clock(clock_type=ClockType.STEADY_TIME)
         self.viewer = self._open_viewer() if cfg.viewer else None
@@ -161,12 +165,23 @@ class SimBridge(Node):
             self.publish_state()
 
     def run_realtime(self) -> None:
-        """Step until simulated time catches up with wall time (at most one control period per call)."""
+        """Step until simulated time catches up with wall time (at most one control period per call);
+        more than max_lag_s behind, slip: the wall clock's origin moves so that the lag is max_lag_s."""
         if not self.started:
             self._wall_start = time.monotonic()
             self.republish_if_waiting()
             return
-        target_ns = (time.monotonic() - self._wall_start) * self.cfg.realtime_factor * 1e9
+        cfg = self.cfg
+        target_ns = (time.monotonic() - self._wall_start) * cfg.realtime_factor * 1e9
+        lag_s = (target_ns - self.sim.stamp_ns) / 1e9
+        if lag_s > cfg.max_lag_s:
+            slip_s = (lag_s - cfg.max_lag_s) / cfg.realtime_factor
+            self._wall_start += slip_s
+            self.slipped_s += slip_s
+            target_ns = self.sim.stamp_ns + cfg.max_lag_s * 1e9
+            if slip_s > 0.05:
+                self.warn("slip", f"the simulation fell {lag_s * 1e3:.0f} ms behind the wall clock (a starved "
+                                  "process?): it slips instead of catching up; see slipped_s in diagnostics")
         freshness = self.watchdog.state(time.monotonic())
         if freshness != self.freshness:
             self._report(freshness)
