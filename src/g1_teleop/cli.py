@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from g1_teleop.bag import BagError
 from g1_teleop.policy_files import PolicyFileError
 
 
@@ -14,7 +15,8 @@ def _cmd_sim(args: argparse.Namespace) -> int:
     from g1_teleop.sim_job import SimJobConfig, run_sim_job
 
     gantry = args.gantry if args.gantry is not None else args.controller == "hold"
-    cfg = SimJobConfig(duration_s=args.duration, scenario=args.scenario, out_dir=args.out, model=args.model,
+    cfg = SimJobConfig(duration_s=args.duration, scenario=args.scenario, replay=args.replay, out_dir=args.out,
+                       model=args.model,
                        lockstep=not args.realtime, gantry=gantry, viewer=args.viewer, controller=args.controller,
                        policy_dir=args.policy_dir, pushes="; ".join(args.push))
     run_dir, summary = run_sim_job(cfg, log=lambda line: print(line, flush=True))
@@ -45,6 +47,43 @@ def _cmd_launch(args: argparse.Namespace) -> int:
     processes = GraphProcesses(graph.resolve(values), namespace=args.namespace)
     processes.start()
     return processes.wait()
+
+
+def _cmd_record(args: argparse.Namespace) -> int:
+    import time
+    from datetime import datetime
+
+    import rclpy
+    from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+
+    from g1_teleop.nodes.bag_recorder import BagRecorder
+
+    out = args.out or Path("bags") / datetime.now().strftime("%Y%m%d-%H%M%S")
+    rclpy.init()
+    recorder = BagRecorder(out, topics=args.topics, use_sim_time=args.use_sim_time, namespace=args.namespace)
+    executor = SingleThreadedExecutor()
+    executor.add_node(recorder)
+    print(f"recording into {out} (Ctrl-C stops)", flush=True)
+    start = last = time.monotonic()
+    try:
+        while args.duration is None or time.monotonic() - start < args.duration:
+            executor.spin_once(timeout_sec=0.1)
+            if time.monotonic() - last >= 2.0:
+                last = time.monotonic()
+                counts = recorder.writer.counts
+                print(f"  {sum(counts.values())} messages on {len(counts)} topics", flush=True)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        counts = recorder.close()
+        executor.shutdown()
+        recorder.destroy_node()
+        if rclpy.ok():
+            rclpy.shutdown()
+    for topic, count in sorted(counts.items()):
+        print(f"  {topic}: {count}")
+    print(f"bag: {out.resolve()}")
+    return 0
 
 
 def _cmd_policies(args: argparse.Namespace) -> int:
@@ -91,6 +130,9 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--duration", type=float, default=None,
                      help="simulated seconds (default: the scenario's duration, 38 s for the default one)")
     sim.add_argument("--scenario", default="default", help="scenario name in config/scenarios/ or a YAML path")
+    sim.add_argument("--replay", default="", metavar="BAG",
+                     help="replay the operator input (xr/*, joy) recorded in a bag (a run's bag/, or `g1-teleop "
+                          "record`) instead of a scenario; in lockstep a run replayed into the same graph repeats")
     sim.add_argument("--out", type=Path, default=None, help="run directory (default runs/sim-DATE-TIME)")
     sim.add_argument("--model", default="", help="robot model file (URDF or MJCF) instead of the project's")
     sim.add_argument("--realtime", action="store_true", help="run in real time instead of lockstep")
@@ -125,6 +167,18 @@ def build_parser() -> argparse.ArgumentParser:
     policies.add_argument("--base-url", default=None, help="download from this base URL instead of upstream")
     policies.set_defaults(func=_cmd_policies)
 
+    record = sub.add_parser("record", help="record the graph's topics into a rosbag2 bag (MCAP)",
+                            description="Subscribe to every topic of the topic contract (or --topics) and write "
+                                        "them into a new bag folder until Ctrl-C: `ros2 bag record` for pip "
+                                        "environments. Foxglove and PlotJuggler open the .mcap; `g1-teleop sim "
+                                        "--replay` and xr_input source:=bag replay its operator topics.")
+    record.add_argument("--out", type=Path, default=None, help="bag folder, new (default bags/DATE-TIME)")
+    record.add_argument("--topics", nargs="+", default=None, help="record only these topics (default: all)")
+    record.add_argument("--namespace", default="", help="the graph's ROS namespace, e.g. /g1")
+    record.add_argument("--use-sim-time", action="store_true", help="log times from /clock (a simulation)")
+    record.add_argument("--duration", type=float, default=None, help="stop after this many wall seconds")
+    record.set_defaults(func=_cmd_record)
+
     from g1_teleop.virtual_robot import add_arguments as add_virtual_robot_arguments
 
     virtual = sub.add_parser("virtual-robot", help="a MuJoCo G1 behind the robot's own DDS interface",
@@ -144,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (ValueError, FileNotFoundError, PolicyFileError) as exc:
+    except (ValueError, FileNotFoundError, PolicyFileError, BagError) as exc:
         print(f"g1-teleop {args.command}: {exc}", file=sys.stderr)
         return 2
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from pathlib import Path
 from g1_teleop.analysis import plot, summarize
 from g1_teleop.arm_ik import DualArmIK
 from g1_teleop.graph import load_graph
+from g1_teleop.operator_input import OperatorRecording
 from g1_teleop.paths import scenario_path
 from g1_teleop.robot import build_pinocchio_model, load_robot
 from g1_teleop.runner import GraphProcesses
@@ -27,8 +29,9 @@ from g1_teleop.simulator import parse_pushes
 
 @dataclass(frozen=True)
 class SimJobConfig:
-    duration_s: float | None = None  # None: the scenario's duration
+    duration_s: float | None = None  # None: the scenario's (or the replayed bag's) duration
     scenario: str = "default"
+    replay: str = ""  # a bag whose operator topics replace the scenario (xr_input source bag)
     out_dir: Path | None = None  # None: runs/sim-<date>-<time> in the working directory
     model: str = ""
     lockstep: bool = True
@@ -50,14 +53,17 @@ def run_sim_job(cfg: SimJobConfig, log: Callable[[str], None] = print) -> tuple[
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
 
+    from g1_teleop.nodes.bag_recorder import BagRecorder
     from g1_teleop.nodes.recorder import Recorder
 
     run_dir = cfg.out_dir or Path("runs") / datetime.now().strftime("sim-%Y%m%d-%H%M%S")
     run_dir.mkdir(parents=True, exist_ok=True)
     robot = load_robot(model=cfg.model or None)
-    scenario = Scenario.load(scenario_path(cfg.scenario))  # a bad scenario fails here, before any process starts
-    cfg = dataclasses.replace(cfg, duration_s=cfg.duration_s or scenario.duration)
+    # a bad scenario or bag fails here, before any process starts
+    player = OperatorRecording.load(cfg.replay) if cfg.replay else Scenario.load(scenario_path(cfg.scenario))
+    cfg = dataclasses.replace(cfg, duration_s=cfg.duration_s or player.duration)
     nodes = load_graph("sim").resolve({
+        "source": "bag" if cfg.replay else "scenario", "bag": str(Path(cfg.replay).resolve()) if cfg.replay else "",
         "scenario": cfg.scenario, "model": cfg.model, "lockstep": str(cfg.lockstep).lower(),
         "gantry": str(cfg.gantry).lower(), "viewer": str(cfg.viewer).lower(), "wait_for_start": "true",
         "controller": cfg.controller, "policy_dir": cfg.policy_dir, "pushes": cfg.pushes,
@@ -74,8 +80,14 @@ def run_sim_job(cfg: SimJobConfig, log: Callable[[str], None] = print) -> tuple[
     graph = GraphProcesses(nodes, env=env, output=node_output)
     rclpy.init()
     recorder = Recorder(robot.joint_names, node_name="sim_job_recorder")
+    bag_dir = run_dir / "bag"
+    if bag_dir.exists():
+        log(f"replacing the bag of an earlier run in {bag_dir}")
+        shutil.rmtree(bag_dir)
+    bag = BagRecorder(bag_dir, use_sim_time=True, node_name="sim_job_bag")
     executor = SingleThreadedExecutor()
     executor.add_node(recorder)
+    executor.add_node(bag)
     log(f"starting {len(nodes)} nodes ({', '.join(n.name for n in nodes)}); "
         f"{'lockstep' if cfg.lockstep else 'real time'}, {cfg.duration_s:g} s of simulated time")
     start = time.monotonic()
@@ -92,6 +104,8 @@ def run_sim_job(cfg: SimJobConfig, log: Callable[[str], None] = print) -> tuple[
         executor.shutdown()
         recording = recorder.recording()
         recorder.destroy_node()
+        bag_counts = bag.close()
+        bag.destroy_node()
         rclpy.shutdown()
         node_log.close()
 
@@ -107,7 +121,9 @@ def run_sim_job(cfg: SimJobConfig, log: Callable[[str], None] = print) -> tuple[
         "pushes": [dataclasses.asdict(p) for p in parse_pushes(cfg.pushes)],
         "nodes_alive": len(alive),
         "nodes_total": len(nodes),
-        "scenario": cfg.scenario,
+        "scenario": cfg.replay or cfg.scenario,
+        "bag": str(bag_dir.resolve()),
+        "bag_messages": sum(bag_counts.values()),
         "model": str(robot.model_path),
         "failure": failure,
     })

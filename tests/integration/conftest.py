@@ -56,11 +56,11 @@ class SimRun:
 
 @pytest.fixture
 def sim_job(ros_domain, tmp_path) -> Callable[..., SimRun]:
-    """Runs the main job (`g1-teleop sim ARGS --out <tmp>/run`) as a separate process on the test's domain;
+    """Runs the main job (`g1-teleop sim ARGS --out <tmp>/<name>`) as a separate process on the test's domain;
     a failed run fails the test with its output."""
 
-    def run(*args: str, timeout_s: float = 600.0) -> SimRun:
-        out = tmp_path / "run"
+    def run(*args: str, timeout_s: float = 600.0, name: str = "run") -> SimRun:
+        out = tmp_path / name
         proc = subprocess.run([sys.executable, "-m", "g1_teleop.cli", "sim", *args, "--out", str(out)],
                               capture_output=True, text=True, timeout=timeout_s)
         assert proc.returncode == 0, f"g1-teleop sim failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"

@@ -2,13 +2,15 @@
 
 source "scenario": a YAML file of timed operator actions (g1_teleop.scenario) is turned into the poses an
 OpenXR headset would report and sent through the same XR→robot conversion a headset's data gets
-(g1_teleop.xr_frames). Publishes xr/head (headset world, robot basis), xr/left_wrist, xr/right_wrist
-(pelvis frame: the IK targets of left_ee / right_ee) and joy, stamped with the sample time. Lockstep:
-one sample per simulation clock tick; otherwise samples at the scenario's device rate.
+(g1_teleop.xr_frames). source "bag": the operator samples of a recorded run (a rosbag2 bag with xr/* and
+joy, ``bag`` parameter) are published again exactly as recorded (g1_teleop.operator_input). Publishes
+xr/head (headset world, robot basis), xr/left_wrist, xr/right_wrist (pelvis frame: the IK targets of
+left_ee / right_ee) and joy, stamped with the sample time. Lockstep: one sample per simulation clock tick;
+otherwise samples at the source's device rate.
 
-Playback starts with the first sample when ``autoplay`` is true. Otherwise the scenario's first sample is
-published (the operator holding still) until a call of the service xr_input/play (std_srvs/Trigger),
-which plays the scenario from its start; each call restarts it. On a robot: activate the bridge, then play.
+Playback starts with the first sample when ``autoplay`` is true. Otherwise the first sample is published
+(the operator holding still) until a call of the service xr_input/play (std_srvs/Trigger), which plays the
+source from its start; each call restarts it. On a robot: activate the bridge, then play.
 """
 
 from __future__ import annotations
@@ -19,22 +21,22 @@ import numpy as np
 from geometry_msgs.msg import PoseStamped
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
-from scipy.spatial.transform import Rotation
 from sensor_msgs.msg import Joy
 from std_srvs.srv import Trigger
 
 from g1_teleop.nodes.common import QOS_SENSOR, QOS_STATE, Diagnostics, declare_config, run, stamp_ns, to_stamp
+from g1_teleop.operator_input import OperatorRecording, ScenarioPlayer
 from g1_teleop.paths import scenario_path
 from g1_teleop.scenario import Scenario
-from g1_teleop.xr_frames import BodyReference, openxr_to_robot, robot_to_openxr
 
-SOURCES = ("scenario",)
+SOURCES = ("scenario", "bag")
 
 
 @dataclass(frozen=True)
 class XrInputConfig:
     source: str = "scenario"
-    scenario: str = "default"  # a name in config/scenarios/ or a YAML path
+    scenario: str = "default"  # source scenario: a name in config/scenarios/ or a YAML path
+    bag: str = ""  # source bag: a rosbag2 folder with the operator topics (g1-teleop record, a sim run's bag/)
     rate_hz: float = 0.0  # 0: the scenario's device rate
     lockstep: bool = True
     autoplay: bool = True  # false: hold the first sample until xr_input/play
@@ -49,14 +51,16 @@ class XrInputConfig:
             raise ValueError(f"rate_hz must be >= 0, got {self.rate_hz}")
         if self.wrist_reference not in ("head", "body"):
             raise ValueError(f"wrist_reference must be head or body, got {self.wrist_reference!r}")
+        if self.source == "bag" and not self.bag:
+            raise ValueError("source bag needs the bag parameter: the folder of a recorded bag")
 
 
-def pose_msg(T: np.ndarray, stamp_ns_: int, frame_id: str) -> PoseStamped:
+def pose_msg(pose: np.ndarray, stamp_ns_: int, frame_id: str) -> PoseStamped:
+    """(7,) x, y, z, qx, qy, qz, qw → PoseStamped."""
     msg = PoseStamped()
     msg.header.stamp, msg.header.frame_id = to_stamp(stamp_ns_), frame_id
     p, o = msg.pose.position, msg.pose.orientation
-    p.x, p.y, p.z = (float(v) for v in T[:3, 3])
-    o.x, o.y, o.z, o.w = (float(v) for v in Rotation.from_matrix(T[:3, :3]).as_quat())
+    p.x, p.y, p.z, o.x, o.y, o.z, o.w = (float(v) for v in pose)
     return msg
 
 
@@ -64,14 +68,14 @@ class XrInput(Node):
     def __init__(self) -> None:
         super().__init__("xr_input")
         cfg = self.cfg = declare_config(self, XrInputConfig)
-        self.scenario = Scenario.load(scenario_path(cfg.scenario))
+        self.player = (ScenarioPlayer(Scenario.load(scenario_path(cfg.scenario)), cfg.wrist_reference)
+                       if cfg.source == "scenario" else OperatorRecording.load(cfg.bag))
         self.pub_head = self.create_publisher(PoseStamped, "xr/head", QOS_SENSOR)
         self.pub_left = self.create_publisher(PoseStamped, "xr/left_wrist", QOS_SENSOR)
         self.pub_right = self.create_publisher(PoseStamped, "xr/right_wrist", QOS_SENSOR)
         self.pub_joy = self.create_publisher(Joy, "joy", QOS_SENSOR)
         self.samples = 0
         self.start_ns: int | None = None
-        self.body: BodyReference | None = None
         self.last_stamp_ns = -1
         self.playing = cfg.autoplay
         self.diagnostics = Diagnostics(self, lambda: {"source": cfg.source, "samples": self.samples,
@@ -80,14 +84,14 @@ class XrInput(Node):
         if cfg.lockstep:
             self.create_subscription(Clock, "/clock", self.on_clock, QOS_STATE)
         else:
-            self.create_timer(1.0 / (cfg.rate_hz or self.scenario.sample_rate_hz), self.on_timer)
-        self.get_logger().info(f"scenario {self.scenario.source}: {self.scenario.description} "
-                               f"({self.scenario.duration:g} s)")
+            self.create_timer(1.0 / (cfg.rate_hz or self.player.sample_rate_hz), self.on_timer)
+        self.get_logger().info(f"{cfg.source} {self.player.source}: {self.player.description} "
+                               f"({self.player.duration:g} s)")
 
     def on_play(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
         self.playing, self.start_ns = True, None
         response.success = True
-        response.message = f"playing {self.scenario.source} from its start ({self.scenario.duration:g} s)"
+        response.message = f"playing {self.player.source} from its start ({self.player.duration:g} s)"
         self.get_logger().info(response.message)
         return response
 
@@ -102,20 +106,15 @@ class XrInput(Node):
         re-publication), in the same form."""
         if self.start_ns is None and self.playing:
             self.start_ns = now_ns
-        sample = self.scenario.sample(0.0 if self.start_ns is None else (now_ns - self.start_ns) / 1e9)
-        if self.cfg.wrist_reference == "body" and self.body is None:
-            self.body = BodyReference.calibrate(sample.world_T_head)
-        headset = robot_to_openxr(sample.world_T_head, sample.pelvis_T_left_wrist, sample.pelvis_T_right_wrist,
-                                  body=self.body)
-        robot = openxr_to_robot(headset, body=self.body)
+        frame = self.player.frame(0.0 if self.start_ns is None else (now_ns - self.start_ns) / 1e9)
         # joy first: in lockstep the policy ticks once the wrists' arm target is in
-        if sample.joy_axes or sample.joy_buttons:
-            joy = Joy(axes=list(sample.joy_axes), buttons=list(sample.joy_buttons))
+        if frame.joy_axes or frame.joy_buttons:
+            joy = Joy(axes=list(frame.joy_axes), buttons=list(frame.joy_buttons))
             joy.header.stamp = to_stamp(now_ns)
             self.pub_joy.publish(joy)
-        self.pub_head.publish(pose_msg(robot.world_T_head, now_ns, "xr_world"))
-        self.pub_left.publish(pose_msg(robot.pelvis_T_left_wrist, now_ns, "pelvis"))
-        self.pub_right.publish(pose_msg(robot.pelvis_T_right_wrist, now_ns, "pelvis"))
+        self.pub_head.publish(pose_msg(frame.head, now_ns, "xr_world"))
+        self.pub_left.publish(pose_msg(frame.left_wrist, now_ns, "pelvis"))
+        self.pub_right.publish(pose_msg(frame.right_wrist, now_ns, "pelvis"))
         if now_ns != self.last_stamp_ns:
             self.samples += 1
             self.last_stamp_ns = now_ns
