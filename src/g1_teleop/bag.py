@@ -21,7 +21,7 @@ TYPESTORE = get_typestore(Stores.ROS2_KILTED)
 METADATA_VERSION = 8  # rosbag2's metadata.yaml of Jazzy
 
 
-class BagError(RuntimeError):
+class BagError(ValueError):
     """A bag that cannot be written or read; the message names the path and what to do."""
 
 

@@ -7,7 +7,6 @@ import json
 import sys
 from pathlib import Path
 
-from g1_teleop.bag import BagError
 from g1_teleop.policy_files import PolicyFileError
 
 
@@ -198,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (ValueError, FileNotFoundError, PolicyFileError, BagError) as exc:
+    except (ValueError, FileNotFoundError, PolicyFileError) as exc:
         print(f"g1-teleop {args.command}: {exc}", file=sys.stderr)
         return 2
 
