@@ -37,8 +37,9 @@ ACTIVE_S = 20.0  # seconds of the default scenario played while ACTIVE (as in te
 SETTLE_S = 1.0  # after play, as in the simulated graph's check
 # In real time the wrists trail their targets by the latency of xr_input → retarget → policy (50 Hz) →
 # bridge → robot, and a starved process adds to it: the same bound as the simulated graph in real time
-# (test_sim_graph.test_sim_job_in_real_time). Measured here on 2 idle cores: p95 15 mm (hold), 20 mm
-# (openwbt); the simulated graph in real time 21 mm, in lockstep (no latency) 7.9 mm.
+# (test_sim_graph.test_sim_job_in_real_time). Measured here on 2 idle cores: p95 6.1 mm (hold), 5.8 mm
+# (builtin), 6.4 mm (openwbt), against 6.0-14 mm for the simulated graph in real time and 6.8 mm in lockstep
+# (no latency); earlier runs on a slower or busier machine measured 15-21 mm for both real-time graphs.
 MAX_WRIST_P95_M = 0.05
 
 
