@@ -40,8 +40,8 @@ def malformed(names: list[str], values: list[float]) -> list[tuple[list[str], li
 
 
 class LockstepResponder:
-    """Answers each new joint_states stamp once on ``topic``: ``good`` for the first ``good_ticks``
-    periods, then the malformed variants in turn."""
+    """Answers each joint_states stamp on ``topic``, as the node it stands in for does: ``good`` for the first
+    ``good_ticks`` periods, then the malformed variants in turn; a re-published stamp gets the same answer."""
 
     def __init__(self, context, topic: str, names: list[str], values: np.ndarray, good_ticks: int) -> None:
         self.node = rclpy.create_node("fake_upstream", context=context)
@@ -50,29 +50,26 @@ class LockstepResponder:
         self.pub = self.node.create_publisher(JointState, topic, QOS)
         self.states: list[JointState] = []
         self.commands: list[JointState] = []
-        self.node.create_subscription(JointState, "joint_states", self.states.append, QOS)
+        self.node.create_subscription(JointState, "joint_states", self.answer, QOS)
         self.node.create_subscription(JointState, "joint_command", self.commands.append, QOS)
         self.messages = [(names, values.tolist())] * good_ticks
         self.bad = malformed(names, values.tolist())
-        self.answered: set[tuple[int, int]] = set()
-        self.node.create_timer(0.002, self.answer)
+        self.answers: dict[tuple[int, int], JointState] = {}
 
     @property
     def ticks(self) -> int:
-        return len(self.answered)
+        return len(self.answers)
 
-    def answer(self) -> None:
-        if not self.states:
-            return
-        stamp = self.states[-1].header.stamp
-        if (stamp.sec, stamp.nanosec) in self.answered:
-            return
-        k = len(self.answered)
-        self.answered.add((stamp.sec, stamp.nanosec))
-        names, position = self.messages[k] if k < len(self.messages) else self.bad[k % 3]
-        msg = JointState(name=names, position=position)
-        msg.header.stamp = stamp
-        self.pub.publish(msg)
+    def answer(self, state: JointState) -> None:
+        self.states.append(state)
+        stamp = state.header.stamp
+        key = (stamp.sec, stamp.nanosec)
+        if key not in self.answers:
+            k = len(self.answers)
+            names, position = self.messages[k] if k < len(self.messages) else self.bad[k % 3]
+            self.answers[key] = JointState(name=names, position=position)
+            self.answers[key].header.stamp = stamp
+        self.pub.publish(self.answers[key])
 
     def spin_until(self, condition: Callable[[], bool], timeout_s: float) -> bool:
         deadline = time.monotonic() + timeout_s

@@ -14,7 +14,7 @@ policies (modes SQUAT, LOCOMOTION), policy files from ``policy_dir`` or $G1_TELE
 follow the IK, at most ±arm_step_limit_rad per tick; from a LOCOMOTION request until a SQUAT request they
 move to the default arm pose instead (``locomotion_arms`` "walking_pose"; "ik" keeps them teleoperated).
 Lockstep: one command per joint_states stamp, once the IMU sample and arm target with that stamp are in
-(the arm target may be waited for at most sync_timeout_s).
+(once a first arm target has come, the next ones are waited for at most sync_timeout_s).
 
 Joystick (ROS joy node, Xbox layout by default), for every controller with the mode: SQUAT: left stick
 up/down raises/lowers (0.08 m/s at full stick), right stick up/down leans forward/back (0.1 rad/s).
@@ -264,11 +264,16 @@ class Policy(Node):
             self.tick()
 
     def on_sync_timeout(self) -> None:
-        if (self.pending_since is not None and self.state.complete
-                and time.monotonic() - self.pending_since > self.cfg.sync_timeout_s):
-            self.warn("sync", f"no teleop/arm_target for t = {self.state.stamp_ns / 1e9:.3f} s within "
-                              f"{self.cfg.sync_timeout_s} s: is retarget running? Using the latest arm target")
-            self.tick()
+        if (self.pending_since is None or not self.state.complete
+                or time.monotonic() - self.pending_since <= self.cfg.sync_timeout_s):
+            return
+        if self.arm is None:  # before the first arm target the graph is still starting: wait (deterministic)
+            self.warn("first_arm", f"no teleop/arm_target yet (t = {self.state.stamp_ns / 1e9:.3f} s): is retarget "
+                                   "running? Lockstep waits for its first answer")
+            return
+        self.warn("sync", f"no teleop/arm_target for t = {self.state.stamp_ns / 1e9:.3f} s within "
+                          f"{self.cfg.sync_timeout_s} s: is retarget running? Using the latest arm target")
+        self.tick()
 
     def operator_commands(self, now: float) -> None:
         """Sticks (or cmd_vel) → the lower-body controller's commands for this tick."""
