@@ -44,10 +44,14 @@ def test_a_recorded_run_replays_into_the_same_graph_exactly(sim_job):
     replayed = sim_job("--replay", str(bag), "--duration", str(DURATION_S), name="replayed")
     assert replayed.summary["nodes_alive"] == 4 and replayed.summary["scenario"] == str(bag)
     a, b = recorded.recording(), replayed.recording()
-    n = min(len(a.state_t), len(b.state_t))
-    assert n >= periods and np.array_equal(a.state_t[:n], b.state_t[:n])
-    assert np.array_equal(a.wrist_left[:n], b.wrist_left[:n]) and np.array_equal(a.wrist_right[:n], b.wrist_right[:n])
-    assert np.array_equal(a.state_q[:n], b.state_q[:n]), np.abs(a.state_q[:n] - b.state_q[:n]).max()
+    # Samples matched by stamp (the recorder takes the best-effort xr/* topics as they come, so either run may
+    # miss one): the same wrist targets, then the same joint angles to the last bit.
+    for name, values in (("wrist", ("wrist_left", "wrist_right")), ("state", ("state_q", "state_dq"))):
+        stamps, in_a, in_b = np.intersect1d(getattr(a, f"{name}_t"), getattr(b, f"{name}_t"), return_indices=True)
+        assert len(stamps) >= 0.95 * periods, (name, len(stamps))
+        for value in values:
+            diff = np.abs(getattr(a, value)[in_a] - getattr(b, value)[in_b]).max()
+            assert diff == 0.0, (value, diff)
 
 
 def test_record_writes_a_running_graphs_topics_on_its_clock(tmp_path, ros_domain):
