@@ -413,3 +413,40 @@ def test_an_unreachable_target_settles_at_the_closest_pose_without_oscillating(g
     assert distances[-1].min() > 0.3 and max(moves[-20:]) < 1e-6  # still far (unreachable), and at rest
     settled = guarded_ik_factory(ArmIKConfig(filter_weights=(1.0,), max_iterations=200)).solve(left, right, q)
     assert settled.converged and np.abs(settled.q_arm - q[ARM_INDICES]).max() < 1e-3
+
+
+def test_the_arm_passes_through_the_straight_elbow_smoothly(guarded_ik_factory: IKFactory, robot: Robot) -> None:
+    """Near a singularity: the left hand moves at 0.05 m/s (50 Hz samples) along the line from a bent-elbow
+    pose to the pose with the elbow straight (where the arm's Jacobian loses rank) and 3 cm further, then
+    back, the arm following the policy's ±0.01 rad/tick limiter. The elbow crosses straight and turns back
+    once, with the path; no joint is asked for more than 1.5 limiter steps in a tick; the hand stays on
+    the path."""
+    ik = guarded_ik_factory()
+    elbow = robot.joint_names.index("left_elbow_joint")
+    q = robot.default_q.copy()
+    q[LEFT_ARM_INDICES] = [-0.9, 0.3, 0.0, 0.6, 0.0, 0.0, 0.0]
+    q[[i + 7 for i in LEFT_ARM_INDICES]] = [-0.9, -0.3, 0.0, 0.6, 0.0, 0.0, 0.0]
+    straight = q.copy()
+    straight[elbow] = 0.0
+    left0, right0 = ik.end_effector_poses(q)
+    line = ik.end_effector_poses(straight)[0][:3, 3] - left0[:3, 3]
+    length = np.linalg.norm(line) + 0.03
+    ticks = int(length / 0.05 / 0.02)
+    path = np.concatenate([np.zeros(50), np.linspace(0.0, length, ticks), np.linspace(length, 0.0, ticks)])
+    steps, elbows, errors = [], [], []
+    for s in path:
+        left = left0.copy()
+        left[:3, 3] += line / np.linalg.norm(line) * s
+        result = ik.solve(left, right0, q)
+        assert result.ok
+        steps.append(np.abs(result.q_arm - q[ARM_INDICES]).max())
+        q[ARM_INDICES] += np.clip(result.q_arm - q[ARM_INDICES], -0.01, 0.01)
+        elbows.append(q[elbow])
+        errors.append(np.linalg.norm(ik.end_effector_poses(q)[0][:3, 3] - left[:3, 3]))
+    steps, elbows, errors = (np.array(v[50:]) for v in (steps, elbows, errors))
+    assert elbows.max() > 0.5 and elbows.min() < -0.1  # from bent, through straight, beyond
+    moves = np.diff(elbows)
+    moves = moves[np.abs(moves) > 1e-6]
+    assert np.count_nonzero(np.diff(np.sign(moves))) == 1, moves  # one reversal: where the path turns
+    assert steps.max() < 0.015, steps.max()
+    assert errors.max() < 0.005, errors.max()
