@@ -352,5 +352,12 @@ def bench_lowcmd() -> dict[str, float]:
     return run()
 
 
+def bench_publish() -> dict[str, float]:
+    """A ROS publish stalling its process when a subscriber dies (:mod:`g1_teleop.bench_publish`)."""
+    from g1_teleop.bench_publish import bench_publish as run
+
+    return run()
+
+
 BENCHMARKS: dict[str, Callable[[], dict[str, float]]] = {"sim": bench_sim, "ik": bench_ik, "policy": bench_policy,
-                                                         "lowcmd": bench_lowcmd}
+                                                         "lowcmd": bench_lowcmd, "publish": bench_publish}

@@ -26,6 +26,23 @@ import yaml
 
 from g1_teleop.graph import NodeSpec
 
+RUNNER_PID_ENV = "G1_TELEOP_RUNNER_PID"  # set for the runner's children: the pid they stop with
+_PR_SET_PDEATHSIG = 1  # prctl option (Linux)
+
+
+def stop_with_runner() -> None:
+    """In a node the runner started, on Linux: SIGTERM to this process when the runner dies, even by SIGKILL,
+    so that no node outlives it (a bridge still talking to a robot, a simulator using the cores). Outside the
+    runner (ros2 launch, ros2 run) and elsewhere: nothing."""
+    runner_pid = os.environ.get(RUNNER_PID_ENV)
+    if not runner_pid or not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    if os.getppid() != int(runner_pid):  # the runner died before this process got here
+        os.kill(os.getpid(), signal.SIGTERM)
+
 
 def node_command(spec: NodeSpec, params_file: Path, namespace: str = "") -> list[str]:
     """The command line that runs one node with its parameters and remappings (or a plain process)."""
@@ -60,7 +77,7 @@ class GraphProcesses:
     ) -> None:
         self.nodes = list(nodes)
         self.namespace = namespace
-        self.env = {**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1"}
+        self.env = {**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1", RUNNER_PID_ENV: str(os.getpid())}
         self.output = output or (lambda line: print(line, flush=True))
         self._children: list[_Child] = []
         self._killed: set[str] = set()  # nodes stopped on purpose (fault injection): their exit is no failure

@@ -456,7 +456,9 @@ def config_from_args(args: argparse.Namespace) -> VirtualRobotConfig:
 def run_from_args(args: argparse.Namespace) -> int:
     """Run with parsed options; returns the exit code (2: invalid options or model, 1: no SDK or DDS)."""
     from g1_teleop.robot import RobotConfigError
+    from g1_teleop.runner import stop_with_runner
 
+    stop_with_runner()
     try:
         config = config_from_args(args)
     except ValueError as exc:

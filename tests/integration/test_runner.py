@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -38,6 +39,28 @@ def test_ctrl_c_stops_every_node_cleanly(ros_domain):
     text = "".join(lines)
     assert proc.returncode == 0, text
     assert "did not exit cleanly" not in text and "Traceback" not in text
+
+
+def test_a_killed_launcher_takes_its_nodes_with_it(ros_domain):
+    """SIGKILL cannot be forwarded: the nodes stop by themselves when their launcher is gone (no orphaned
+    bridge or simulator keeps running)."""
+    proc = subprocess.Popen(g1_teleop("launch", "sim"), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines = []
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline and sum("ready" in line or "scenario" in line for line in lines) < 3:
+        lines.append(proc.stdout.readline())
+    children = [int(pid) for pid in subprocess.run(["ps", "-o", "pid=", "--ppid", str(proc.pid)], capture_output=True,
+                                                   text=True).stdout.split()]
+    assert len(children) == 4, "".join(lines)
+    proc.kill()
+    proc.wait()
+    deadline = time.monotonic() + 15
+    alive = children
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.2)
+        alive = [pid for pid in children if Path(f"/proc/{pid}").exists()
+                 and "Z" not in Path(f"/proc/{pid}/stat").read_text().split()[2]]
+    assert not alive, f"nodes still running after their launcher was killed: {alive}"
 
 
 def test_sim_job_rejects_a_bad_scenario_before_starting(tmp_path):

@@ -15,6 +15,8 @@ from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
+from g1_teleop.runner import stop_with_runner
+
 # Device-rate XR samples: newest wins (design.md topic contract).
 QOS_SENSOR = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1, reliability=ReliabilityPolicy.BEST_EFFORT)
 # Targets, commands and robot state: reliable, newest wins.
@@ -103,6 +105,7 @@ def run(node_factory: Callable[[], Node], args: list[str] | None = None) -> None
     SIGTERM shut the context down; whatever that interrupts (construction, a callback that publishes)
     ends as a normal stop, exit code 0.
     """
+    stop_with_runner()
     rclpy.init(args=args if args is not None else sys.argv)
     executor = SingleThreadedExecutor()
     node = None

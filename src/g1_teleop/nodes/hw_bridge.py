@@ -556,7 +556,17 @@ class _RobotDds:
         del self._reader, self._writer, self._participant
 
 
+# rclpy publishes with the GIL held, and Fast DDS's shared-memory transport can block a publish for about a
+# second when a subscriber process has died (measured here: a SIGKILLed reliable subscriber on a loaded
+# 2-core machine blocked publish for 1006 ms, stalling every Python thread of the publisher). In this node
+# that would stop the LowCmd loop, damping included. Its ROS participant therefore sends over UDP only (no
+# shared memory; with it the same test's worst publish was 9 ms), unless the user chose the transports.
+# Fast DDS ≥ 2.13 (Jazzy, Kilted) reads this variable; on Humble use an XML profile (README).
+ROS_TRANSPORTS_ENV = ("FASTDDS_BUILTIN_TRANSPORTS", "UDPv4")
+
+
 def main(args: list[str] | None = None) -> None:
+    os.environ.setdefault(*ROS_TRANSPORTS_ENV)
     run(HwBridge, args)
 
 
