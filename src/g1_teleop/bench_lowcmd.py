@@ -9,7 +9,8 @@ reach a robot or a graph on the network). Figures:
   before the bridge starts, at 500 Hz, with zero-gain commands.
 * ``lowcmd_period``: time between LowCmd arrivals at a probe on the robot's domain, at 500 Hz, while the
   bridge is ACTIVE (ms); ``lowcmd_jitter_p99_ms`` is the 99th percentile of |period − 2 ms|. ``bridge_*``
-  are the bridge's own figures from its diagnostics (its loop period and tick time, its CPU use).
+  are the bridge's own figures from its diagnostics (its loop period and tick time; the CPU use of the LowCmd
+  loop, of the LowCmd process and of the ROS side: ``bridge_process_cpu_percent``).
 * ``command_latency``: this process publishes joint_command at 50 Hz, each with a distinct left elbow
   target; the latency is from the publish to the arrival of the first LowCmd that carries it (ms).
 """
@@ -242,6 +243,6 @@ def bench_lowcmd(seconds: float = 5.0, writes: int = 2500) -> dict[str, float]:
         "commands": len(published), "commands_without_lowcmd": missing,
         **{f"bridge_{key}": float(bridge_figures[key]) for key in (
             "lowcmd_period_p50_ms", "lowcmd_period_p99_ms", "lowcmd_tick_p50_us", "lowcmd_tick_p99_us",
-            "lowcmd_loop_cpu_percent", "process_cpu_percent") if key in bridge_figures},
+            "lowcmd_loop_cpu_percent", "lowcmd_process_cpu_percent", "process_cpu_percent") if key in bridge_figures},
         "seconds": seconds,
     }

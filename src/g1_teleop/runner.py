@@ -120,15 +120,20 @@ class GraphProcesses:
                 return self.failure
         return None
 
-    def kill(self, name: str, sig: int = signal.SIGKILL) -> None:
-        """Send ``sig`` to one node (fault injection: a policy that dies, a process starved by SIGSTOP and
-        SIGCONT); from then on its exit is not a failure."""
+    def pid(self, name: str) -> int:
+        """The process id of one node (its process group's too: a node's own processes share it)."""
         child = next((c for c in self._children if c.spec.name == name), None)
         if child is None:
             raise KeyError(f"no node {name!r} in this graph; nodes: {[c.spec.name for c in self._children]}")
+        return child.process.pid
+
+    def kill(self, name: str, sig: int = signal.SIGKILL) -> None:
+        """Send ``sig`` to one node's process group, the processes it started included (fault injection: a
+        policy that dies, a process starved by SIGSTOP and SIGCONT); from then on its exit is not a failure."""
+        pid = self.pid(name)
         self._killed.add(name)
         with contextlib.suppress(ProcessLookupError):
-            os.killpg(child.process.pid, sig)
+            os.killpg(pid, sig)
 
     def stop(self, timeout_s: float = 5.0) -> dict[str, int | None]:
         """SIGTERM every node, then SIGKILL what is left; return the exit codes."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import signal
 import subprocess
@@ -441,6 +442,78 @@ def test_estop_from_every_source(make_rig):
     first_damp = next(s for s in rig.probe.lowcmds if s.t > t_press and damping(s))
     print(f"\nremote e-stop → first damping LowCmd {(first_damp.t - t_press) * 1e3:.1f} ms")
     assert first_damp.t - t_press < 0.1
+
+
+def process_running(pid: int) -> bool:
+    """Whether ``pid`` is a process that has not exited (a zombie has)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_a_ros_side_standing_still_does_not_stop_the_lowcmd_loop(make_rig):
+    """The ROS side stopped (SIGSTOP, as a DDS publish blocked with the GIL held would stop it): the LowCmd
+    process damps on the missing commands, and the remote's e-stop still acts."""
+    rig = make_rig(parameters=RELAXED)
+    rig.wait_state("ZERO_TORQUE", 20.0)
+    ros_side = rig.graph.pid("hw_bridge")
+    rig.bring_up()
+    rig.spin(0.3)
+    t_stop = time.monotonic()
+    os.kill(ros_side, signal.SIGSTOP)  # (the test's policy goes on publishing: nothing takes it)
+    try:
+        assert rig.spin(2.0, lambda: any(s.t > t_stop and damping(s) for s in rig.probe.lowcmds)), rig.log
+        first_damp = next(s for s in rig.probe.lowcmds if s.t > t_stop and damping(s))
+        rig.spin(0.3)
+        after = [s for s in rig.probe.lowcmds if s.t >= first_damp.t]
+    finally:
+        os.kill(ros_side, signal.SIGCONT)
+    print(f"\nROS side stopped → first damping LowCmd {(first_damp.t - t_stop) * 1e3:.1f} ms "
+          f"(timeout {RELAXED['command_timeout_s'] * 1e3:.0f} ms), {len(after)} damping LowCmds in the next 0.3 s")
+    assert first_damp.t - t_stop < RELAXED["command_timeout_s"] + 0.1
+    assert len(after) > 100 and all(damping(s) for s in after)  # 500 Hz, damping all along
+    rig.wait_state("DAMP", 2.0)
+    assert "no valid joint_command" in rig.diagnostics[-1][1].message, rig.diagnostics[-1][1].message
+
+    # In HOLD with the ROS side stopped, the wireless remote's e-stop damps.
+    rig.publishing = False
+    assert rig.call("start").success
+    rig.wait_state("HOLD", RAMP_S + 2.0)
+    rig.probe.press()
+    rig.spin(0.1)
+    os.kill(ros_side, signal.SIGSTOP)
+    try:
+        t_press = time.monotonic()
+        rig.probe.press("select")
+        assert rig.spin(1.0, lambda: any(s.t > t_press and damping(s) for s in rig.probe.lowcmds)), rig.log
+    finally:
+        os.kill(ros_side, signal.SIGCONT)
+    rig.wait_state("DAMP", 2.0)
+    assert "operator e-stop (wireless remote)" in rig.diagnostics[-1][1].message
+
+
+def test_when_the_ros_side_dies_the_lowcmd_process_damps_and_exits(make_rig):
+    rig = make_rig(parameters=RELAXED)
+    rig.wait_state("ZERO_TORQUE", 20.0)
+    rig.bring_up()
+    assert rig.spin(3.0, lambda: "lowcmd_pid" in bridge_values(rig)), rig.log
+    lowcmd_pid = int(bridge_values(rig)["lowcmd_pid"])
+    assert process_running(lowcmd_pid)
+    t_kill = time.monotonic()
+    os.kill(rig.graph.pid("hw_bridge"), signal.SIGKILL)  # the ROS side only
+    assert rig.spin(2.0, lambda: not process_running(lowcmd_pid)), "the LowCmd process outlived the ROS side"
+    rig.spin(0.2)
+    after = [s for s in rig.probe.lowcmds if s.t > t_kill]
+    damped = [s for s in after if damping(s)]
+    print(f"\nROS side killed → first damping LowCmd {(damped[0].t - t_kill) * 1e3:.1f} ms, last LowCmd "
+          f"{(after[-1].t - t_kill) * 1e3:.1f} ms, {len(damped)} damping LowCmds")
+    assert damped and damped[0].t - t_kill < 0.1
+    assert all(damping(s) for s in after if s.t >= damped[0].t) and len(damped) >= 10  # 50 ms at 500 Hz
+    last = after[-1].t
+    rig.spin(0.3)
+    assert rig.probe.lowcmds[-1].t == last, "LowCmds after the LowCmd process exited"
 
 
 def test_dex3_hands_follow_their_targets_and_the_bridge_state(make_rig):

@@ -1,67 +1,39 @@
-"""The Dex3 hands' part of hw_bridge (``dex3:=true``): teleop/hand_target → rt/dex3/{left,right}/cmd,
-rt/dex3/{left,right}/state → hand_states, each hand through :class:`g1_teleop.dex3.HandSafety`.
+"""The Dex3 hands' ROS side in hw_bridge (``dex3:=true``): teleop/hand_target → the LowCmd process,
+which writes rt/dex3/{left,right}/cmd through each hand's :class:`g1_teleop.dex3.HandSafety`
+(:class:`g1_teleop.lowcmd_process.HandDds`); the hands' states it forwards → hand_states.
 
-ROS side: teleop/hand_target (sensor_msgs/JointState, the 7 joints of one hand or the 14 of both, named
-as in config/dex3.yaml: ``left_hand_thumb_0_joint`` …; a message naming only part of a hand, an unknown
-joint or a non-finite value is rejected with one warning per kind); hand_states (sensor_msgs/JointState
-of one hand: q, dq, tau_est) at ``rate_hz`` on average per hand. Robot side: HandCmd_ / HandState_
-through unitree_sdk2py on the bridge's CycloneDDS participant; commands are written by the bridge's
-LowCmd loop (:meth:`HandBridge.tick`) at ``rate_hz``.
+teleop/hand_target: sensor_msgs/JointState, the 7 joints of one hand or the 14 of both, named as in
+config/dex3.yaml (``left_hand_thumb_0_joint`` …); a message naming only part of a hand, an unknown joint or
+a non-finite value is rejected with one warning per kind. hand_states: sensor_msgs/JointState of one hand
+(q, dq, tau_est), at the bridge's ``dex3_rate_hz`` on average per hand.
 """
 
 from __future__ import annotations
 
 import collections
 import time
+from collections.abc import Callable
 
-import numpy as np
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
-from g1_teleop.bridge_safety import SafetyState
-from g1_teleop.dex3 import (
-    NUM_HAND_MOTORS,
-    SIDES,
-    Dex3,
-    HandSafety,
-    HandSample,
-    HandTarget,
-    hand_cmd_message,
-    hand_state_arrays,
-)
+from g1_teleop.bridge_link import HandCommand, HandState
+from g1_teleop.dex3 import NUM_HAND_MOTORS, SIDES, Dex3, HandTarget
 from g1_teleop.joint_vector import JointIndex, MalformedJointMessage
 from g1_teleop.nodes.common import QOS_COMMAND, QOS_STATE, WarnOnce
 
 
-class HandBridge:
-    def __init__(self, node: Node, participant, dex3: Dex3, rate_hz: float, warn: WarnOnce) -> None:
-        from cyclonedds.core import Listener
-        from cyclonedds.internal import InvalidSample
-        from cyclonedds.pub import DataWriter
-        from cyclonedds.sub import DataReader
-        from cyclonedds.topic import Topic
-        from unitree_sdk2py.idl.unitree_hg.msg.dds_ import HandCmd_, HandState_
+class HandTopics:
+    """Subscribes teleop/hand_target (valid targets go to ``send``), publishes hand_states."""
 
-        self.node, self.warn = node, warn
-        self._invalid = InvalidSample
+    def __init__(self, node: Node, dex3: Dex3, send: Callable[[HandCommand], None], warn: WarnOnce) -> None:
+        self.node, self.send, self.warn = node, send, warn
         self.names = {side: list(dex3.joint_names(side)) for side in SIDES}
         self.index = JointIndex(self.names["left"] + self.names["right"])
-        self.safety = {side: HandSafety(dex3, side) for side in SIDES}
         self.counts = collections.Counter[str]()
-        self.period_s = 1.0 / rate_hz
-        self._next_tick_s = 0.0
-        self._next_publish_s = dict.fromkeys(SIDES, 0.0)
-        # Shared between threads, replaced whole: the latest HandState and target of each hand.
-        self._states: dict[str, HandSample | None] = dict.fromkeys(SIDES)
-        self._targets: dict[str, HandTarget | None] = dict.fromkeys(SIDES)
         self.publisher = node.create_publisher(JointState, "hand_states", QOS_STATE)
         node.create_subscription(JointState, "teleop/hand_target", self.on_target, QOS_COMMAND)
-        p = participant
-        self._writers = {side: DataWriter(p, Topic(p, f"rt/dex3/{side}/cmd", HandCmd_)) for side in SIDES}
-        self._readers = {side: DataReader(p, Topic(p, f"rt/dex3/{side}/state", HandState_), listener=Listener(
-            on_data_available=lambda reader, side=side: self.on_state(side, reader))) for side in SIDES}
 
-    # -- ROS (executor thread) ---------------------------------------------------------------------
     def on_target(self, msg: JointState) -> None:
         received_s = time.monotonic()
         try:
@@ -78,43 +50,12 @@ class HandBridge:
         for offset, side in enumerate(SIDES):
             if side in given:
                 q = vec.position[offset * NUM_HAND_MOTORS:(offset + 1) * NUM_HAND_MOTORS]
-                self._targets[side] = HandTarget(received_s, q.copy())
+                self.send(HandCommand(side, HandTarget(received_s, q.copy())))
         self.counts["hand_targets_received"] += 1
 
-    # -- robot (CycloneDDS listener thread) ---------------------------------------------------------
-    def on_state(self, side: str, reader) -> None:
-        received_s = time.monotonic()
-        samples = [s for s in reader.take(8) if not isinstance(s, self._invalid)]  # (a writer went away)
-        if not samples:
-            return
-        try:
-            q, dq, tau = hand_state_arrays(samples[-1])
-        except ValueError as exc:
-            self.warn("hand_state", f"dropped rt/dex3/{side}/state: {exc}")
-            return
-        if not (np.isfinite(q).all() and np.isfinite(dq).all()):
-            self.warn("hand_state_nan", f"dropped rt/dex3/{side}/state: non-finite q or dq")
-            return
-        self._states[side] = HandSample(received_s, q, dq)
-        if received_s >= self._next_publish_s[side] and self.node.context.ok():
-            self._next_publish_s[side] = max(self._next_publish_s[side] + self.period_s, received_s - self.period_s)
-            msg = JointState(name=self.names[side], position=q.tolist(), velocity=dq.tolist(), effort=tau.tolist())
-            msg.header.stamp = self.node.get_clock().now().to_msg()
-            self.publisher.publish(msg)
-
-    # -- LowCmd loop thread ------------------------------------------------------------------------
-    def tick(self, now_s: float, body: SafetyState) -> None:
-        """Write both hands' commands if a hand period has passed (called every LowCmd tick)."""
-        if now_s < self._next_tick_s:
-            return
-        self._next_tick_s = max(self._next_tick_s + self.period_s, now_s - self.period_s)
-        for side in SIDES:
-            command = self.safety[side].step(now_s, body, self._states[side], self._targets[side])
-            if command is not None:
-                self._writers[side].write(hand_cmd_message(command))
-                self.counts["handcmd_written"] += 1
-
-    def close(self) -> None:
-        for reader in self._readers.values():
-            reader.set_listener(None)
-        del self._readers, self._writers
+    def publish(self, state: HandState) -> None:
+        """One hand's state, from the LowCmd process (the link's reader thread)."""
+        msg = JointState(name=self.names[state.side], position=state.q.tolist(), velocity=state.dq.tolist(),
+                         effort=state.tau.tolist())
+        msg.header.stamp = self.node.get_clock().now().to_msg()
+        self.publisher.publish(msg)
