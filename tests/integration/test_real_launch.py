@@ -22,6 +22,7 @@ from std_srvs.srv import Trigger
 from g1_teleop.analysis import wrist_errors
 from g1_teleop.checks import check_arm_slew, check_wrist_tracking
 from g1_teleop.graph import load_graph
+from g1_teleop.robot_probe import RobotProbe
 from g1_teleop.runner import GraphProcesses
 
 pytestmark = pytest.mark.integration
@@ -97,6 +98,8 @@ def test_real_launch_with_the_virtual_robot_starts_up_and_tracks(rclpy_context, 
             + "\n".join(lines[-60:])
 
     recorder = None
+    probe = RobotProbe(robot_domain)  # every LowCmd as the robot gets it
+    damping_kd = robot.gains("damping")[1]
     graph.start()
     try:
         wait_state("ZERO_TORQUE", 60.0)
@@ -118,11 +121,16 @@ def test_real_launch_with_the_virtual_robot_starts_up_and_tracks(rclpy_context, 
         assert played.success, played.message
         spin_until(lambda: False, ACTIVE_S)
         assert states[-1][1] == "ACTIVE", "\n".join(lines[-60:])
-        # The policy process dies: the bridge damps on the missing commands.
+        # The policy process dies: the robot gets damping on the missing commands, and the bridge says so.
+        killed_at = time.monotonic()
         graph.kill("policy")
-        wait_state("DAMP", COMMAND_TIMEOUT_S + 2.0)
+        assert spin_until(lambda: any(s.t > killed_at and np.all(s.kp == 0) and np.allclose(s.kd, damping_kd)
+                                      for s in probe.lowcmds[-50:]), COMMAND_TIMEOUT_S + 2.0), \
+            "no damping LowCmd after the policy died:\n" + "\n".join(lines[-60:])
+        wait_state("DAMP", 10.0)
     finally:
         codes = graph.stop()
+        probe.close()
         executor.shutdown()
         node.destroy_node()
         if recorder is not None:
