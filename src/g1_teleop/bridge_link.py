@@ -1,9 +1,9 @@
 """The link between hw_bridge's ROS side and its LowCmd process: the messages and the socket. ROS-free.
 
 The two processes share one AF_UNIX SOCK_SEQPACKET socket pair: each message is one pickled record, sent
-and received whole, in order. The LowCmd process never blocks on the link (:meth:`Link.send` with
-``block=False`` drops the message and says so when the ROS side has stopped reading), so a ROS side that
-stands still cannot stop the LowCmd loop; the ROS side blocks only in its own reader thread.
+and received whole, in order. Neither side waits on a send (:meth:`Link.send` with ``block=False`` drops the
+message and says so when the other side has stopped reading), so a ROS side that stands still cannot stop
+the LowCmd loop; the ROS side waits only in its own reader thread.
 
 Times are ``time.monotonic()`` seconds (CLOCK_MONOTONIC: one clock for every process of the machine).
 """

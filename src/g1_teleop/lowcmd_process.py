@@ -563,7 +563,7 @@ def main(fd: int) -> int:
         process.damp_once()
         with contextlib.suppress(LinkClosed):
             link.send(msg.Failed("the LowCmd loop failed (one damping LowCmd was attempted):\n"
-                                 + "".join(traceback.format_exception(exc))))
+                                 + "".join(traceback.format_exception(exc))), block=False)
         return 1
     finally:
         process.close()

@@ -453,6 +453,17 @@ def process_running(pid: int) -> bool:
         return False
 
 
+def test_a_robot_interface_that_does_not_exist_is_a_clear_error(robot_domain, tmp_path):
+    params = tmp_path / "hw_bridge.yaml"
+    params.write_text(f"/**:\n  ros__parameters:\n    network_interface: nosuch0\n    robot_domain_id: {robot_domain}\n")
+    proc = subprocess.run([sys.executable, "-m", "g1_teleop.nodes.hw_bridge", "--ros-args", "--params-file",
+                           str(params)], capture_output=True, text=True, timeout=60)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 2, output
+    assert "cannot start: cannot open the robot's DDS domain" in output and "'nosuch0'" in output, output
+    assert "Traceback" not in output, output
+
+
 def test_a_ros_side_standing_still_does_not_stop_the_lowcmd_loop(make_rig):
     """The ROS side stopped (SIGSTOP, as a DDS publish blocked with the GIL held would stop it): the LowCmd
     process damps on the missing commands, and the remote's e-stop still acts."""

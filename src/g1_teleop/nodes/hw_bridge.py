@@ -103,7 +103,7 @@ class HwBridge(Node):
         self.joy_buttons = cfg.joy_buttons()
         self.warn = WarnOnce(self)
         self.state = SafetyState.WAIT_FOR_STATE
-        self.counts = {"commands_received": 0, "commands_rejected": 0}
+        self.counts = {"commands_received": 0, "commands_rejected": 0, "link_dropped": 0}
         self._command_received_s: float | None = None
         self._command_gap_max_s = 0.0  # longest wait between valid joint_commands, per diagnostics window
         self._joy_held: dict[OperatorAction, bool] = {}
@@ -145,10 +145,13 @@ class HwBridge(Node):
 
     # -- to the LowCmd process ---------------------------------------------------------------------
     def send(self, message: object) -> None:
-        """Send to the LowCmd process; if it has exited, the reader thread says so (and the node fails)."""
+        """Send to the LowCmd process without waiting: a message it cannot take now (it stands still) is
+        dropped and counted, which leaves the loop with a stale command (it damps). If it has exited, the
+        reader thread says so and the node fails."""
         if self._link is not None:
             with contextlib.suppress(LinkClosed):
-                self._link.send(message)
+                if not self._link.send(message, block=False):
+                    self.counts["link_dropped"] += 1
 
     # -- from the LowCmd process (the link's reader thread) ----------------------------------------
     def read_link(self) -> None:
