@@ -23,6 +23,7 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 import rclpy
+import yaml
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
@@ -455,7 +456,8 @@ def process_running(pid: int) -> bool:
 
 def test_a_robot_interface_that_does_not_exist_is_a_clear_error(robot_domain, tmp_path):
     params = tmp_path / "hw_bridge.yaml"
-    params.write_text(f"/**:\n  ros__parameters:\n    network_interface: nosuch0\n    robot_domain_id: {robot_domain}\n")
+    params.write_text(yaml.safe_dump({"/**": {"ros__parameters": {"network_interface": "nosuch0",
+                                                                  "robot_domain_id": robot_domain}}}))
     proc = subprocess.run([sys.executable, "-m", "g1_teleop.nodes.hw_bridge", "--ros-args", "--params-file",
                            str(params)], capture_output=True, text=True, timeout=60)
     output = proc.stdout + proc.stderr
