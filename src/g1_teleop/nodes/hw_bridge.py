@@ -356,7 +356,7 @@ ROS_TRANSPORTS_ENV = ("FASTDDS_BUILTIN_TRANSPORTS", "UDPv4")
 
 def main(args: list[str] | None = None) -> None:
     os.environ.setdefault(*ROS_TRANSPORTS_ENV)
-    sys.setswitchinterval(lowcmd_process.GIL_SWITCH_INTERVAL_S)
+    sys.setswitchinterval(lowcmd_process.GIL_SWITCH_INTERVAL_S)  # (the link reader and the executor)
     run(HwBridge, args)
 
 
