@@ -463,8 +463,7 @@ class HandDds:
         self._invalid = InvalidSample
         self.safety = {side: HandSafety(dex3, side) for side in SIDES}
         self.counts = collections.Counter[str]()
-        self.period_s = 1.0 / rate_hz
-        self._next_tick_s = 0.0
+        self._tick_due = _Decimator(rate_hz)
         self._forward_due = {side: _Decimator(rate_hz) for side in SIDES}
         # Shared between threads, replaced whole: the latest HandState and target of each hand.
         self._states: dict[str, HandSample | None] = dict.fromkeys(SIDES)
@@ -494,9 +493,8 @@ class HandDds:
 
     def tick(self, now_s: float, body: SafetyState) -> None:
         """Write both hands' commands if a hand period has passed (called every LowCmd tick)."""
-        if now_s < self._next_tick_s:
+        if not self._tick_due(now_s):
             return
-        self._next_tick_s = max(self._next_tick_s + self.period_s, now_s - self.period_s)
         for side in SIDES:
             command = self.safety[side].step(now_s, body, self._states[side], self.targets[side])
             if command is not None:

@@ -33,6 +33,7 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -77,6 +78,14 @@ SERVICE_TIMEOUT_S = 0.5  # a service's wait for the LowCmd loop's answer
 EXIT_TIMEOUT_S = 1.0  # on shutdown, the wait for the LowCmd process to damp and exit
 
 
+@dataclass
+class _Waiting:
+    """A service's request on its way: the link's reader sets ``answer``, then ``done``."""
+
+    done: threading.Event = field(default_factory=threading.Event)
+    answer: msg.Answer | None = None
+
+
 class HwBridge(Node):
     def __init__(self) -> None:
         super().__init__("hw_bridge")
@@ -108,7 +117,7 @@ class HwBridge(Node):
         self._command_gap_max_s = 0.0  # longest wait between valid joint_commands, per diagnostics window
         self._joy_held: dict[OperatorAction, bool] = {}
         self._request_ids = itertools.count(1)
-        self._waiting: dict[int, list] = {}  # request id → [threading.Event, Answer | None]
+        self._waiting: dict[int, _Waiting] = {}  # by request id
         self._inbox: list[object] = []  # from the link's reader to the executor (list.append is atomic)
         self._figures: dict[str, object] = {}  # the LowCmd process's latest
         self._cpu_mark = (time.monotonic(), time.process_time())
@@ -173,8 +182,8 @@ class HwBridge(Node):
             elif isinstance(message, msg.Answer):
                 waiting = self._waiting.get(message.request_id)
                 if waiting is not None:
-                    waiting[1] = message
-                    waiting[0].set()
+                    waiting.answer = message
+                    waiting.done.set()
             else:
                 self.deliver(message)
 
@@ -261,10 +270,10 @@ class HwBridge(Node):
     # -- operator and policy (executor thread) -----------------------------------------------------
     def on_service(self, action: OperatorAction, response: Trigger.Response) -> Trigger.Response:
         request_id = next(self._request_ids)
-        waiting = self._waiting[request_id] = [threading.Event(), None]
+        waiting = self._waiting[request_id] = _Waiting()
         self.send(msg.Request(OperatorEvent(action, "service"), request_id))
-        if waiting[0].wait(timeout=SERVICE_TIMEOUT_S):
-            response.success, response.message = waiting[1].success, waiting[1].message
+        if waiting.done.wait(timeout=SERVICE_TIMEOUT_S) and waiting.answer is not None:
+            response.success, response.message = waiting.answer.success, waiting.answer.message
         else:
             response.success, response.message = False, \
                 f"the LowCmd loop did not answer within {SERVICE_TIMEOUT_S:g} s"
