@@ -30,7 +30,7 @@ setup(
     python_requires=">=3.10",
     entry_points={
         "console_scripts": [
-            "g1-teleop = g1_teleop.cli:main",
+            "g1-teleop = g1_teleop.tools.cli:main",
             *[f"{node} = g1_teleop.nodes.{node}:main" for node in NODES],
         ],
     },

@@ -4,7 +4,7 @@ robot:=virtual). Nodes and arguments are in config/graphs/real.yaml, shared with
     ros2 launch g1_teleop real.launch.py network_interface:=enp3s0
 """
 
-from g1_teleop.launch_support import graph_launch_description
+from g1_teleop.launching.launch_description import graph_launch_description
 
 
 def generate_launch_description():

@@ -4,7 +4,7 @@ config/graphs/sim.yaml, shared with `g1-teleop launch sim`.
     ros2 launch g1_teleop sim.launch.py lockstep:=false viewer:=true
 """
 
-from g1_teleop.launch_support import graph_launch_description
+from g1_teleop.launching.launch_description import graph_launch_description
 
 
 def generate_launch_description():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import mujoco
 import pytest
 
-from g1_teleop.robot import Robot, build_mujoco_model, load_robot
+from g1_teleop.core.robot_description import Robot, build_mujoco_model, load_robot
 
 
 @pytest.fixture(scope="session")

@@ -49,7 +49,7 @@ class SimRun:
     summary: dict
 
     def recording(self):
-        from g1_teleop.recording import Recording
+        from g1_teleop.tools.run_recording import Recording
 
         return Recording.load(self.out / "recording.npz")
 
@@ -61,7 +61,7 @@ def sim_job(ros_domain, tmp_path) -> Callable[..., SimRun]:
 
     def run(*args: str, timeout_s: float = 600.0, name: str = "run") -> SimRun:
         out = tmp_path / name
-        proc = subprocess.run([sys.executable, "-m", "g1_teleop.cli", "sim", *args, "--out", str(out)],
+        proc = subprocess.run([sys.executable, "-m", "g1_teleop.tools.cli", "sim", *args, "--out", str(out)],
                               capture_output=True, text=True, timeout=timeout_s)
         assert proc.returncode == 0, f"g1-teleop sim failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
         return SimRun(out, proc.stdout, json.loads((out / "summary.json").read_text()))
@@ -72,7 +72,7 @@ def sim_job(ros_domain, tmp_path) -> Callable[..., SimRun]:
 @pytest.fixture(scope="session")
 def fk(robot):
     """q (29,) → (pelvis_T_left_ee, pelvis_T_right_ee) of the project's model."""
-    from g1_teleop.arm_ik import DualArmIK
-    from g1_teleop.robot import build_pinocchio_model
+    from g1_teleop.core.robot_description import build_pinocchio_model
+    from g1_teleop.retarget.arm_ik import DualArmIK
 
     return DualArmIK(build_pinocchio_model(robot, floating_base=False), robot.joint_names).end_effector_poses

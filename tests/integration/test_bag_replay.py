@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 import yaml
 
-from g1_teleop.bag import read_messages
-from g1_teleop.graph import NodeSpec
-from g1_teleop.runner import GraphProcesses
+from g1_teleop.core.rosbag import read_messages
+from g1_teleop.launching.graph_description import NodeSpec
+from g1_teleop.launching.process_runner import GraphProcesses
 
 pytestmark = pytest.mark.integration
 
@@ -62,8 +62,9 @@ def test_record_writes_a_running_graphs_topics_on_its_clock(tmp_path, ros_domain
     graph.start()
     bag = tmp_path / "bag"
     try:
-        proc = subprocess.run([sys.executable, "-m", "g1_teleop.cli", "record", "--out", str(bag), "--use-sim-time",
-                               "--duration", "6", "--topics", "joint_states", "/clock", "imu", "odom"],
+        proc = subprocess.run([sys.executable, "-m", "g1_teleop.tools.cli", "record", "--out", str(bag),
+                               "--use-sim-time", "--duration", "6",
+                               "--topics", "joint_states", "/clock", "imu", "odom"],
                               capture_output=True, text=True, timeout=120)
         assert graph.alive() == ["sim_bridge"], "\n".join(lines)
     finally:

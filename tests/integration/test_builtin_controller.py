@@ -10,9 +10,9 @@ import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from std_srvs.srv import Trigger
 
-from g1_teleop.checks import check_arm_slew, check_recorded, check_wrist_tracking
-from g1_teleop.graph import load_graph
-from g1_teleop.runner import GraphProcesses
+from g1_teleop.launching.graph_description import load_graph
+from g1_teleop.launching.process_runner import GraphProcesses
+from support.checks import check_arm_slew, check_recorded, check_wrist_tracking
 
 pytestmark = pytest.mark.integration
 

@@ -12,8 +12,8 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState, Joy
 
-from g1_teleop.graph import load_graph
-from g1_teleop.runner import GraphProcesses
+from g1_teleop.launching.graph_description import load_graph
+from g1_teleop.launching.process_runner import GraphProcesses
 
 pytestmark = pytest.mark.integration
 

@@ -30,10 +30,10 @@ from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState, Joy
 from std_srvs.srv import Trigger
 
-from g1_teleop.graph import NodeSpec
-from g1_teleop.robot import load_robot
-from g1_teleop.robot_probe import LowCmdSample, RobotProbe
-from g1_teleop.runner import GraphProcesses
+from g1_teleop.core.robot_description import load_robot
+from g1_teleop.launching.graph_description import NodeSpec
+from g1_teleop.launching.process_runner import GraphProcesses
+from g1_teleop.tools.robot_probe import LowCmdSample, RobotProbe
 
 pytestmark = pytest.mark.integration
 
@@ -65,7 +65,7 @@ def robot_domain(ros_domain) -> int:
 class VirtualRobotProcess:
     def __init__(self, domain_id: int, lines: list[str], options: tuple[str, ...] = ()) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "g1_teleop.virtual_robot", "--domain-id", str(domain_id), "--interface", "lo",
+            [sys.executable, "-m", "g1_teleop.tools.virtual_robot", "--domain-id", str(domain_id), "--interface", "lo",
              "--gantry", *options], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             text=True, bufsize=1, start_new_session=True)
         self._pump = threading.Thread(target=self._read, args=(lines,), daemon=True)
@@ -530,7 +530,7 @@ def test_when_the_ros_side_dies_the_lowcmd_process_damps_and_exits(make_rig):
 
 
 def test_dex3_hands_follow_their_targets_and_the_bridge_state(make_rig):
-    from g1_teleop.dex3 import load_dex3
+    from g1_teleop.hardware.dex3 import load_dex3
 
     dex3 = load_dex3()
     left_names, right_names = list(dex3.joint_names("left")), list(dex3.joint_names("right"))

@@ -1,7 +1,7 @@
 """LOCOMOTION with OpenWBT's policies in the simulated graph (four nodes as separate processes, lockstep,
 no gantry), driven as an operator would: this test is the operator. It asks for LOCOMOTION by service,
 turns in place to a heading of 90° and side-steps 0.5 m to the left by cmd_vel, each until the robot's
-odometry shows the goal reached (g1_teleop.locomotion_goals), then stops and asks for SQUAT. Meanwhile
+odometry shows the goal reached (support.locomotion_goals), then stops and asks for SQUAT. Meanwhile
 the default scenario moves both arms (reach forward, left up, right out): the arms follow it in SQUAT and
 take the default arm pose from the LOCOMOTION request until the SQUAT request (a forward reach makes
 OpenWBT's locomotion policy fall, see the README)."""
@@ -21,13 +21,13 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
-from g1_teleop.checks import check_arm_slew
-from g1_teleop.graph import load_graph
-from g1_teleop.locomotion_goals import Goal, GoalKind, GoalSeeker, PlanarPose
-from g1_teleop.nodes.common import QOS_SENSOR
-from g1_teleop.nodes.recorder import Recorder
-from g1_teleop.robot import ARM_INDICES
-from g1_teleop.runner import GraphProcesses
+from g1_teleop.core.robot_description import ARM_INDICES
+from g1_teleop.launching.graph_description import load_graph
+from g1_teleop.launching.process_runner import GraphProcesses
+from g1_teleop.ros.node_support import QOS_SENSOR
+from g1_teleop.tools.run_recorder import Recorder
+from support.checks import check_arm_slew
+from support.locomotion_goals import Goal, GoalKind, GoalSeeker, PlanarPose
 
 pytestmark = pytest.mark.integration
 

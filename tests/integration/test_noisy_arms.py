@@ -8,11 +8,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from g1_teleop.analysis import reached_wrists
-from g1_teleop.checks import check_arm_slew, check_recorded, check_wrist_tracking
-from g1_teleop.paths import scenario_path
-from g1_teleop.robot import ARM_INDICES
-from g1_teleop.scenario import Scenario
+from g1_teleop.core.paths import scenario_path
+from g1_teleop.core.robot_description import ARM_INDICES
+from g1_teleop.operator.scenario import Scenario
+from g1_teleop.tools.run_analysis import reached_wrists
+from support.checks import check_arm_slew, check_recorded, check_wrist_tracking
 
 pytestmark = pytest.mark.integration
 

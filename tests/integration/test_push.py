@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from g1_teleop.analysis import pelvis_tilt
+from g1_teleop.tools.run_analysis import pelvis_tilt
 
 pytestmark = pytest.mark.integration
 

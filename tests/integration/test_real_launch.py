@@ -19,11 +19,11 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from std_srvs.srv import Trigger
 
-from g1_teleop.analysis import wrist_errors
-from g1_teleop.checks import check_arm_slew, check_wrist_tracking
-from g1_teleop.graph import load_graph
-from g1_teleop.robot_probe import RobotProbe
-from g1_teleop.runner import GraphProcesses
+from g1_teleop.launching.graph_description import load_graph
+from g1_teleop.launching.process_runner import GraphProcesses
+from g1_teleop.tools.robot_probe import RobotProbe
+from g1_teleop.tools.run_analysis import wrist_errors
+from support.checks import check_arm_slew, check_wrist_tracking
 
 pytestmark = pytest.mark.integration
 
@@ -53,7 +53,7 @@ def robot_domain(ros_domain) -> int:
 @pytest.mark.parametrize("controller", ["hold", "builtin", "openwbt"])
 def test_real_launch_with_the_virtual_robot_starts_up_and_tracks(rclpy_context, robot_domain, controller, tmp_path,
                                                                  robot, fk):
-    from g1_teleop.nodes.recorder import Recorder
+    from g1_teleop.tools.run_recorder import Recorder
 
     if controller == "openwbt" and not POLICIES.is_dir():
         pytest.skip(f"OpenWBT policies not found at {POLICIES}: the reference data is not beside the repo")

@@ -21,9 +21,9 @@ from rclpy.node import Node
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 
-from g1_teleop.graph import NodeSpec
-from g1_teleop.robot import load_robot
-from g1_teleop.runner import GraphProcesses
+from g1_teleop.core.robot_description import load_robot
+from g1_teleop.launching.graph_description import NodeSpec
+from g1_teleop.launching.process_runner import GraphProcesses
 
 pytestmark = pytest.mark.integration
 

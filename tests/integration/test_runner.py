@@ -15,7 +15,7 @@ pytestmark = pytest.mark.integration
 
 
 def g1_teleop(*args: str) -> list[str]:
-    return [sys.executable, "-m", "g1_teleop.cli", *args]
+    return [sys.executable, "-m", "g1_teleop.tools.cli", *args]
 
 
 def test_a_required_node_that_dies_stops_the_graph(ros_domain, tmp_path):

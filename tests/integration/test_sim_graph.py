@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from g1_teleop.checks import check_arm_slew, check_pelvis_above, check_recorded, check_wrist_tracking
+from support.checks import check_arm_slew, check_pelvis_above, check_recorded, check_wrist_tracking
 
 pytestmark = pytest.mark.integration
 

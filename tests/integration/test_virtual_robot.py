@@ -21,7 +21,7 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from g1_teleop.wireless_remote import WirelessRemote, parse_wireless_remote
+from g1_teleop.hardware.wireless_remote import WirelessRemote, parse_wireless_remote
 
 pytestmark = pytest.mark.integration
 
@@ -105,12 +105,12 @@ def client(sdk_domain) -> SdkClient:
 
 
 class VirtualRobotProcess:
-    """``python -m g1_teleop.virtual_robot`` on the test's domain; its output and status lines."""
+    """``python -m g1_teleop.tools.virtual_robot`` on the test's domain; its output and status lines."""
 
     def __init__(self, domain_id: int, *options: str) -> None:
         env = {k: v for k, v in os.environ.items() if k != "CYCLONEDDS_HOME"}
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "g1_teleop.virtual_robot", "--domain-id", str(domain_id), "--interface", "lo",
+            [sys.executable, "-m", "g1_teleop.tools.virtual_robot", "--domain-id", str(domain_id), "--interface", "lo",
              *options], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True,
             bufsize=1, env=env)
         self.lines: list[str] = []

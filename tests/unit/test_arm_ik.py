@@ -13,8 +13,15 @@ import pinocchio as pin
 import pytest
 from scipy.optimize import minimize
 
-from g1_teleop.arm_ik import ArmIKConfig, DualArmIK
-from g1_teleop.robot import ARM_INDICES, LEFT_ARM_INDICES, WAIST_INDICES, Robot, build_pinocchio_model, load_robot
+from g1_teleop.core.robot_description import (
+    ARM_INDICES,
+    LEFT_ARM_INDICES,
+    WAIST_INDICES,
+    Robot,
+    build_pinocchio_model,
+    load_robot,
+)
+from g1_teleop.retarget.arm_ik import ArmIKConfig, DualArmIK
 
 OFFICIAL_MJCF = Path(__file__).resolve().parents[2].parent / "shared" / "models" / "unitree_g1" / "g1_29dof.xml"
 UNFILTERED = ArmIKConfig(filter_weights=(1.0,))
@@ -333,7 +340,7 @@ def test_input_validation(robot: Robot) -> None:
 @pytest.fixture(scope="module")
 def guarded_ik_factory(robot: Robot, mj_model) -> IKFactory:
     """The retarget node's IK: our model with the self-collision constraints."""
-    from g1_teleop.self_collision import ArmCollisionModel
+    from g1_teleop.retarget.self_collision import ArmCollisionModel
 
     model = build_pinocchio_model(robot)
     collision = ArmCollisionModel(robot, mj_model, model)
@@ -358,7 +365,7 @@ def test_a_50hz_path_stays_within_the_policy_arm_limiter(guarded_ik_factory: IKF
     limiter never clips (no distortion, no added lag) and the hands follow within the filter's lag.
     (±0.01 rad per 20 ms is 0.5 rad/s per joint: the wrists holding the orientation reach it near 0.1 m/s
     on this path; faster hands are slowed by the limiter, by design.)"""
-    from g1_teleop.whole_body_target import DefaultPoseHold, WholeBodyTargetBuilder
+    from g1_teleop.control.whole_body_target import DefaultPoseHold, WholeBodyTargetBuilder
 
     ik = guarded_ik_factory()
     builder = WholeBodyTargetBuilder(robot, DefaultPoseHold(robot))

@@ -1,7 +1,7 @@
 import numpy as np
 
-from g1_teleop.bench_lowcmd import ELBOW_STEP_RAD, MAX_LATENCY_S, _latencies
-from g1_teleop.robot_probe import LowCmdSample
+from g1_teleop.tools.bench.lowcmd import ELBOW_STEP_RAD, MAX_LATENCY_S, _latencies
+from g1_teleop.tools.robot_probe import LowCmdSample
 
 ELBOW = 3
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from g1_teleop.bridge_link import Answer, Link, LinkClosed, RobotState, Stop
+from g1_teleop.hardware.bridge_link import Answer, Link, LinkClosed, RobotState, Stop
 
 
 @pytest.fixture

@@ -1,7 +1,8 @@
 import numpy as np
 import pytest
 
-from g1_teleop.bridge_safety import (
+from g1_teleop.core.limits import JointCommand
+from g1_teleop.hardware.bridge_safety import (
     BridgeSafety,
     BridgeSafetyConfig,
     CommandSample,
@@ -11,7 +12,6 @@ from g1_teleop.bridge_safety import (
     StateSample,
     pelvis_tilt,
 )
-from g1_teleop.limits import JointCommand
 
 S = SafetyState
 UPRIGHT = np.array([1.0, 0.0, 0.0, 0.0])

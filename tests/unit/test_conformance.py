@@ -15,7 +15,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from g1_teleop.robot import (
+from g1_teleop.core.robot_description import (
     FREE_JOINT_NAME,
     MjJointMap,
     PinJointMap,

@@ -2,8 +2,10 @@ import numpy as np
 import pytest
 import yaml
 
-from g1_teleop.bridge_safety import SafetyState
-from g1_teleop.dex3 import (
+from g1_teleop.core.limits import JointCommand
+from g1_teleop.core.paths import config_path
+from g1_teleop.hardware.bridge_safety import SafetyState
+from g1_teleop.hardware.dex3 import (
     Dex3ConfigError,
     HandSafety,
     HandSample,
@@ -13,9 +15,7 @@ from g1_teleop.dex3 import (
     hand_state_arrays,
     load_dex3,
 )
-from g1_teleop.dex3_emulator import EmulatedHand
-from g1_teleop.limits import JointCommand
-from g1_teleop.paths import config_path
+from g1_teleop.tools.dex3_emulator import EmulatedHand
 
 S = SafetyState
 TICK = 0.01  # 100 Hz

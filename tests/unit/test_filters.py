@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from g1_teleop.filters import WeightedMovingFilter
+from g1_teleop.core.filters import WeightedMovingFilter
 
 
 def test_returns_the_raw_sample_until_the_window_is_full() -> None:

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 import yaml
 
-from g1_teleop.gait_clock import BipedalGaitClock, SinCosPhase, gait_clock_for
-from g1_teleop.policy_config import GaitParameters, load_policy_config
+from g1_teleop.control.learned.gait_clock import BipedalGaitClock, SinCosPhase, gait_clock_for
+from g1_teleop.control.learned.policy_config import GaitParameters, load_policy_config
 
 OPENWBT_GAIT = GaitParameters(frequency_hz=1.5, phase_offset=0.5, stance_ratio=0.6)
 TWO_PI = 2.0 * math.pi

@@ -1,9 +1,9 @@
 import numpy as np
 import pytest
 
-from g1_teleop.arm_ik import DualArmIK
-from g1_teleop.gamepad import GamepadArmTeleop, GamepadMapping, hand_twists
-from g1_teleop.robot import ARM_INDICES, build_pinocchio_model
+from g1_teleop.core.robot_description import ARM_INDICES, build_pinocchio_model
+from g1_teleop.retarget.arm_ik import DualArmIK
+from g1_teleop.retarget.gamepad_ik import GamepadArmTeleop, GamepadMapping, hand_twists
 
 MAP = GamepadMapping(speed_m_s=0.2, deadzone=0.1)
 

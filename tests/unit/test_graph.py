@@ -1,7 +1,7 @@
 import pytest
 
-from g1_teleop.graph import GraphError, load_graph
-from g1_teleop.runner import node_command
+from g1_teleop.launching.graph_description import GraphError, load_graph
+from g1_teleop.launching.process_runner import node_command
 
 
 def test_sim_graph_resolves_typed_arguments():
@@ -61,4 +61,4 @@ def test_conditional_plain_processes(tmp_path):
     virtual = graph.resolve({"robot": "virtual", "domain": "7"})[0]
     assert virtual.arguments == ("--domain-id", "7", "--gantry") and not virtual.ros
     assert node_command(virtual, tmp_path / "unused.yaml")[1:] == [
-        "-m", "g1_teleop.virtual_robot", "--domain-id", "7", "--gantry"]
+        "-m", "g1_teleop.tools.virtual_robot", "--domain-id", "7", "--gantry"]

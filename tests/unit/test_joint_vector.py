@@ -3,7 +3,7 @@ import math
 import numpy as np
 import pytest
 
-from g1_teleop.joint_vector import JointIndex, MalformedJointMessage
+from g1_teleop.core.joint_vector import JointIndex, MalformedJointMessage
 
 NAMES = ("a", "b", "c")
 

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from g1_teleop.limits import CommandLimiter, JointCommand, JointLimits, pd_torque, slew_limit
+from g1_teleop.core.limits import CommandLimiter, JointCommand, JointLimits, pd_torque, slew_limit
 
 LIMITS = JointLimits(q_lower=np.array([-1.0, -2.0]), q_upper=np.array([1.0, 2.0]),
                      velocity=np.array([10.0, 5.0]), effort=np.array([20.0, 3.0]))

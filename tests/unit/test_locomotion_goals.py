@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from g1_teleop.locomotion_goals import Goal, GoalKind, GoalSeeker, PlanarPose, SeekConfig, remaining
+from support.locomotion_goals import Goal, GoalKind, GoalSeeker, PlanarPose, SeekConfig, remaining
 
 DT = 0.02
 

@@ -4,8 +4,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from g1_teleop.limits import JointCommand
-from g1_teleop.lowcmd import (
+from g1_teleop.core.limits import JointCommand
+from g1_teleop.hardware.lowcmd import (
     LOWCMD_SIZE,
     crc32_mpeg2,
     fill_lowcmd_message,

@@ -3,8 +3,8 @@ import struct
 import numpy as np
 import pytest
 
-from g1_teleop.lowcmd import crc32_mpeg2
-from g1_teleop.lowstate import (
+from g1_teleop.hardware.lowcmd import crc32_mpeg2
+from g1_teleop.hardware.lowstate import (
     LOWSTATE_SIZE,
     lowstate_crc,
     lowstate_from_cdr,

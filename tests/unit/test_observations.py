@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 import yaml
 
-from g1_teleop.observations import build_observation, gravity_in_pelvis
-from g1_teleop.policy_config import PolicyConfig, load_policy_config
+from g1_teleop.control.learned.observations import build_observation, gravity_in_pelvis
+from g1_teleop.control.learned.policy_config import PolicyConfig, load_policy_config
 
 LEG_Q = [-0.1, 0.0, 0.0, 0.3, -0.2, 0.0]
 SQUAT_Q = LEG_Q * 2 + [0.0] * 3 + [0, 0.3, 0, 1, 0, 0, 0] + [0, -0.3, 0, 1, 0, 0, 0]
@@ -165,7 +165,7 @@ def test_dof_idx_order_is_followed(tmp_path: Path) -> None:
 
 
 def test_sim_state_is_accepted(tmp_path: Path, robot, mj_model) -> None:
-    from g1_teleop.simulator import SimConfig, Simulator
+    from g1_teleop.sim.simulator import SimConfig, Simulator
 
     sim = Simulator(robot, mj_model, SimConfig(gantry=True))
     cfg = config(tmp_path)

@@ -1,4 +1,4 @@
-"""Bags (g1_teleop.bag) and the operator-input players (g1_teleop.operator_input), ROS-free: bags are
+"""Bags (g1_teleop.core.rosbag) and the operator-input players (g1_teleop.operator.input_sources), ROS-free: bags are
 written here with rosbags' own serializer, as a recorder would receive the messages."""
 
 from __future__ import annotations
@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
-from g1_teleop.bag import TYPESTORE, BagError, BagWriter, read_messages
-from g1_teleop.operator_input import OperatorRecording, ScenarioPlayer, pose_vector
-from g1_teleop.paths import scenario_path
-from g1_teleop.scenario import Scenario
+from g1_teleop.core.paths import scenario_path
+from g1_teleop.core.rosbag import TYPESTORE, BagError, BagWriter, read_messages
+from g1_teleop.operator.input_sources import OperatorRecording, ScenarioPlayer, pose_vector
+from g1_teleop.operator.scenario import Scenario
 
 T = TYPESTORE.types
 POSE = "geometry_msgs/msg/PoseStamped"

@@ -12,13 +12,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from g1_teleop.gait_clock import BipedalGaitClock, gait_clock_for
-from g1_teleop.limits import JointCommand
-from g1_teleop.observations import build_observation
-from g1_teleop.policy_config import PolicyConfig, load_policy_config
-from g1_teleop.policy_runner import PolicyRunner
-from g1_teleop.robot import ARM_INDICES
-from g1_teleop.simulator import SimConfig, Simulator
+from g1_teleop.control.learned.gait_clock import BipedalGaitClock, gait_clock_for
+from g1_teleop.control.learned.inference import PolicyRunner
+from g1_teleop.control.learned.observations import build_observation
+from g1_teleop.control.learned.policy_config import PolicyConfig, load_policy_config
+from g1_teleop.core.limits import JointCommand
+from g1_teleop.core.robot_description import ARM_INDICES
+from g1_teleop.sim.simulator import SimConfig, Simulator
 
 SHARED_POLICIES = Path(__file__).resolve().parents[3] / "shared" / "policies" / "openwbt"
 STAND = np.array([0.75, 0.0])  # squat command at the top clamp: height (m), pitch (rad)

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import yaml
 
-from g1_teleop.paths import config_path
-from g1_teleop.policy_config import ObservationLayout, PolicyConfigError, load_policy_config
+from g1_teleop.control.learned.policy_config import ObservationLayout, PolicyConfigError, load_policy_config
+from g1_teleop.core.paths import config_path
 
 SHARED_POLICIES = Path(__file__).resolve().parents[3] / "shared" / "policies" / "openwbt"
 

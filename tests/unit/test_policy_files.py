@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from g1_teleop.policy_files import (
+from g1_teleop.control.learned.policy_files import (
     OPENWBT_FILES,
     PolicyFile,
     PolicyFileError,

@@ -12,9 +12,9 @@ import pytest
 import yaml
 from onnx import TensorProto, helper
 
-from g1_teleop.policy_config import PolicyConfig, load_policy_config
-from g1_teleop.policy_files import PolicyFileError
-from g1_teleop.policy_runner import PolicyRunner, PolicyRunnerError
+from g1_teleop.control.learned.inference import PolicyRunner, PolicyRunnerError
+from g1_teleop.control.learned.policy_config import PolicyConfig, load_policy_config
+from g1_teleop.control.learned.policy_files import PolicyFileError
 
 SHARED_POLICIES = Path(__file__).resolve().parents[3] / "shared" / "policies" / "openwbt"
 NUM_OBS = 13  # squat layout with one observed joint and three actions: 2 + 3 + 3 + 2·1 + 3

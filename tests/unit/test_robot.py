@@ -13,8 +13,8 @@ import pinocchio as pin
 import pytest
 import yaml
 
-from g1_teleop.paths import config_path
-from g1_teleop.robot import (
+from g1_teleop.core.paths import config_path
+from g1_teleop.core.robot_description import (
     ARM_INDICES,
     DEFAULT_KEYFRAME,
     FREE_JOINT_NAME,

@@ -1,6 +1,6 @@
 import pytest
 
-from g1_teleop.safety import Freshness, InputWatchdog, WatchdogConfig
+from g1_teleop.core.input_watchdog import Freshness, InputWatchdog, WatchdogConfig
 
 
 def test_freshness_sequence():

@@ -6,11 +6,11 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from g1_teleop.arm_ik import ArmIKConfig, DualArmIK
-from g1_teleop.bench import IK_CASE_KINDS, ik_target_set
-from g1_teleop.robot import ARM_INDICES, build_pinocchio_model
-from g1_teleop.self_collision import ArmCollisionModel, ClearanceMonitor
-from g1_teleop.symbolic_kinematics import joint_placements
+from g1_teleop.core.robot_description import ARM_INDICES, build_pinocchio_model
+from g1_teleop.retarget.arm_ik import ArmIKConfig, DualArmIK
+from g1_teleop.retarget.self_collision import ArmCollisionModel, ClearanceMonitor
+from g1_teleop.retarget.symbolic_kinematics import joint_placements
+from g1_teleop.tools.bench.registry import IK_CASE_KINDS, ik_target_set
 
 
 @pytest.fixture(scope="module")

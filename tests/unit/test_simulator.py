@@ -1,9 +1,9 @@
 import numpy as np
 import pytest
 
-from g1_teleop.limits import JointCommand
-from g1_teleop.robot import ARM_INDICES
-from g1_teleop.simulator import SimConfig, Simulator
+from g1_teleop.core.limits import JointCommand
+from g1_teleop.core.robot_description import ARM_INDICES
+from g1_teleop.sim.simulator import SimConfig, Simulator
 
 
 def hold(robot, q=None):

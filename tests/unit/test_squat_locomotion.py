@@ -8,12 +8,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from g1_teleop.limits import JointCommand
-from g1_teleop.modes import Mode
-from g1_teleop.policy_config import load_policy_config
-from g1_teleop.simulator import SimConfig, Simulator
-from g1_teleop.squat_locomotion import SquatLocomotionController
-from g1_teleop.whole_body_target import WholeBodyTargetBuilder
+from g1_teleop.control.learned.policy_config import load_policy_config
+from g1_teleop.control.squat_locomotion import SquatLocomotionController
+from g1_teleop.control.whole_body_target import WholeBodyTargetBuilder
+from g1_teleop.core.limits import JointCommand
+from g1_teleop.core.modes import Mode
+from g1_teleop.sim.simulator import SimConfig, Simulator
 
 SHARED_POLICIES = Path(__file__).resolve().parents[3] / "shared" / "policies" / "openwbt"
 

@@ -1,4 +1,4 @@
-from g1_teleop.stamp_sync import StampSync
+from g1_teleop.core.stamp_sync import StampSync
 
 
 def test_complete_only_when_every_input_has_the_stamp():

@@ -10,14 +10,14 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from g1_teleop.balance import Balance, BalanceGains
-from g1_teleop.leg_ik import LegIK, PelvisPose, StanceModel
-from g1_teleop.limits import JointCommand
-from g1_teleop.modes import Mode
-from g1_teleop.simulator import Push, SimConfig, Simulator, parse_pushes
-from g1_teleop.squat_command import SquatCommand, SquatCommandLimits
-from g1_teleop.standing_controller import StandingController
-from g1_teleop.whole_body_target import WholeBodyTargetBuilder
+from g1_teleop.control.balance import Balance, BalanceGains
+from g1_teleop.control.leg_ik import LegIK, PelvisPose, StanceModel
+from g1_teleop.control.squat_command import SquatCommand, SquatCommandLimits
+from g1_teleop.control.standing_controller import StandingController
+from g1_teleop.control.whole_body_target import WholeBodyTargetBuilder
+from g1_teleop.core.limits import JointCommand
+from g1_teleop.core.modes import Mode
+from g1_teleop.sim.simulator import Push, SimConfig, Simulator, parse_pushes
 
 
 @pytest.fixture(scope="module")

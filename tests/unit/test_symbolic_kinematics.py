@@ -8,9 +8,9 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from g1_teleop.compiled_function import CompiledFunction
-from g1_teleop.robot import build_pinocchio_model
-from g1_teleop.symbolic_kinematics import joint_placements, log3, point_jacobian
+from g1_teleop.core.compiled_function import CompiledFunction
+from g1_teleop.core.robot_description import build_pinocchio_model
+from g1_teleop.retarget.symbolic_kinematics import joint_placements, log3, point_jacobian
 
 
 @pytest.fixture(scope="module")

@@ -2,8 +2,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from g1_teleop.robot import ARM_INDICES
-from g1_teleop.whole_body_target import DefaultPoseHold, WholeBodyTargetBuilder
+from g1_teleop.control.whole_body_target import DefaultPoseHold, WholeBodyTargetBuilder
+from g1_teleop.core.robot_description import ARM_INDICES
 
 
 def state(q):

@@ -1,6 +1,6 @@
 import pytest
 
-from g1_teleop.wireless_remote import (
+from g1_teleop.hardware.wireless_remote import (
     BUTTONS,
     WirelessRemote,
     combo_pressed,

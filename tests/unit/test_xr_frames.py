@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from g1_teleop.xr_frames import (
+from g1_teleop.operator.xr_frames import (
     DEFAULT_WORLD_T_HEAD,
     HEAD_IN_NECK,
     IK_ORIGIN_IN_HEAD_FRAME,

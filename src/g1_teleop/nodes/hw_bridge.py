@@ -1,10 +1,10 @@
 """hw_bridge: a G1 (or the virtual robot) over Unitree's own DDS interface, behind the ROS topic contract.
 
-Two processes. This one is the ROS side; the robot side, :mod:`g1_teleop.lowcmd_process`, is a process of
+Two processes. This one is the ROS side; the robot side, :mod:`g1_teleop.hardware.lowcmd_process`, is a process of
 its own that owns the robot's DDS (CycloneDDS, domain ``robot_domain_id`` on ``network_interface``): it
-reads rt/lowstate, runs the safety state machine (:class:`~g1_teleop.bridge_safety.BridgeSafety`) and
+reads rt/lowstate, runs the safety state machine (:class:`~g1_teleop.hardware.bridge_safety.BridgeSafety`) and
 writes rt/lowcmd at ``lowcmd_rate_hz``, so that nothing rclpy does (a publish can block with the GIL held)
-can stop the LowCmd loop. The two talk over a :class:`~g1_teleop.bridge_link.Link`.
+can stop the LowCmd loop. The two talk over a :class:`~g1_teleop.hardware.bridge_link.Link`.
 
 ROS side: joint_command (29 named joints; a malformed message is rejected with one warning per kind of
 problem) → the LowCmd process with the ``gain_profile`` gains. From the LowState stream (500 Hz), decimated
@@ -16,7 +16,7 @@ from the services hw_bridge/start, hw_bridge/activate and hw_bridge/estop (std_s
 says what happened or why it was refused), from wireless-remote combinations (read by the LowCmd process
 itself, so the remote's e-stop acts even when this process stands still) and, when ``joy_*_button`` are
 set, from the buttons of a Joy device on ``joy`` (messages with frame_id "wireless_remote" are this node's
-own). With ``dex3``, the Dex3 hands' topics go through :mod:`g1_teleop.nodes.hand_bridge`.
+own). With ``dex3``, the Dex3 hands' topics go through :mod:`g1_teleop.ros.dex3_topics`.
 
 Threads: the executor (ROS callbacks, logging, diagnostics) and the link's reader (states → joint_states,
 imu, joy, hand_states; answers → the waiting service; reports → the executor through a guard condition).
@@ -43,10 +43,13 @@ from rclpy.node import Node
 from sensor_msgs.msg import Imu, JointState, Joy
 from std_srvs.srv import Trigger
 
-from g1_teleop import bridge_link as msg
-from g1_teleop import lowcmd_process
-from g1_teleop.bridge_link import Link, LinkClosed
-from g1_teleop.bridge_safety import (
+from g1_teleop.core.joint_vector import JointIndex, MalformedJointMessage
+from g1_teleop.core.limits import JointCommand
+from g1_teleop.core.robot_description import load_robot
+from g1_teleop.hardware import bridge_link as msg
+from g1_teleop.hardware import lowcmd_process
+from g1_teleop.hardware.bridge_link import Link, LinkClosed
+from g1_teleop.hardware.bridge_safety import (
     BridgeSafety,
     BridgeSafetyConfig,
     CommandSample,
@@ -54,12 +57,12 @@ from g1_teleop.bridge_safety import (
     OperatorEvent,
     SafetyState,
 )
-from g1_teleop.dex3 import Dex3ConfigError, load_dex3
-from g1_teleop.joint_vector import JointIndex, MalformedJointMessage
-from g1_teleop.limits import JointCommand
-from g1_teleop.lowcmd import NUM_BODY_JOINTS
-from g1_teleop.lowcmd_process import HwBridgeConfig, Setup, StartError
-from g1_teleop.nodes.common import (
+from g1_teleop.hardware.dex3 import Dex3ConfigError, load_dex3
+from g1_teleop.hardware.lowcmd import NUM_BODY_JOINTS
+from g1_teleop.hardware.lowcmd_process import HwBridgeConfig, Setup, StartError
+from g1_teleop.hardware.wireless_remote import WirelessRemote
+from g1_teleop.ros.dex3_topics import HandTopics
+from g1_teleop.ros.node_support import (
     QOS_COMMAND,
     QOS_SENSOR,
     QOS_STATE,
@@ -69,9 +72,6 @@ from g1_teleop.nodes.common import (
     declare_config,
     run,
 )
-from g1_teleop.nodes.hand_bridge import HandTopics
-from g1_teleop.robot import load_robot
-from g1_teleop.wireless_remote import WirelessRemote
 
 REMOTE_FRAME = "wireless_remote"  # frame_id of the joy messages this node publishes
 SERVICE_TIMEOUT_S = 0.5  # a service's wait for the LowCmd loop's answer

@@ -35,10 +35,16 @@ from sensor_msgs.msg import Imu, JointState, Joy, TimeReference
 from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
-from g1_teleop.joint_vector import JointIndex, MalformedJointMessage
-from g1_teleop.leg_ik import StanceModel
-from g1_teleop.modes import Mode
-from g1_teleop.nodes.common import (
+from g1_teleop.control.learned.policy_config import load_policy_config
+from g1_teleop.control.learned.policy_files import PolicyFileError, resolve_policy_dir, verify
+from g1_teleop.control.leg_ik import StanceModel
+from g1_teleop.control.squat_locomotion import SquatLocomotionController
+from g1_teleop.control.standing_controller import StandingConfig, StandingController
+from g1_teleop.control.whole_body_target import DefaultPoseHold, LowerBodyController, WholeBodyTargetBuilder
+from g1_teleop.core.joint_vector import JointIndex, MalformedJointMessage
+from g1_teleop.core.modes import Mode
+from g1_teleop.core.robot_description import ARM_INDICES, Robot, load_robot
+from g1_teleop.ros.node_support import (
     QOS_COMMAND,
     QOS_LATCHED,
     QOS_SENSOR,
@@ -51,12 +57,6 @@ from g1_teleop.nodes.common import (
     stamp_ns,
     to_stamp,
 )
-from g1_teleop.policy_config import load_policy_config
-from g1_teleop.policy_files import PolicyFileError, resolve_policy_dir, verify
-from g1_teleop.robot import ARM_INDICES, Robot, load_robot
-from g1_teleop.squat_locomotion import SquatLocomotionController
-from g1_teleop.standing_controller import StandingConfig, StandingController
-from g1_teleop.whole_body_target import DefaultPoseHold, LowerBodyController, WholeBodyTargetBuilder
 
 CONTROLLERS = ("builtin", "hold", "openwbt")
 LOCOMOTION_ARMS = ("walking_pose", "ik")

@@ -22,10 +22,13 @@ from rclpy.node import Node
 from scipy.spatial.transform import Rotation
 from sensor_msgs.msg import JointState, Joy
 
-from g1_teleop.arm_ik import ArmIKConfig, DualArmIK
-from g1_teleop.gamepad import GamepadArmTeleop, GamepadMapping
-from g1_teleop.joint_vector import JointIndex, MalformedJointMessage
-from g1_teleop.nodes.common import (
+from g1_teleop.core.joint_vector import JointIndex, MalformedJointMessage
+from g1_teleop.core.robot_description import build_mujoco_model, build_pinocchio_model, load_robot
+from g1_teleop.core.stamp_sync import StampSync
+from g1_teleop.retarget.arm_ik import ArmIKConfig, DualArmIK
+from g1_teleop.retarget.gamepad_ik import GamepadArmTeleop, GamepadMapping
+from g1_teleop.retarget.self_collision import ArmCollisionModel
+from g1_teleop.ros.node_support import (
     QOS_COMMAND,
     QOS_SENSOR,
     QOS_STATE,
@@ -36,9 +39,6 @@ from g1_teleop.nodes.common import (
     stamp_ns,
     to_stamp,
 )
-from g1_teleop.robot import build_mujoco_model, build_pinocchio_model, load_robot
-from g1_teleop.self_collision import ArmCollisionModel
-from g1_teleop.stamp_sync import StampSync
 
 
 @dataclass(frozen=True)

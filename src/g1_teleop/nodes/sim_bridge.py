@@ -23,9 +23,11 @@ from rosgraph_msgs.msg import Clock as ClockMsg
 from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Empty
 
-from g1_teleop.joint_vector import JointIndex, MalformedJointMessage
-from g1_teleop.limits import CommandLimiter, JointCommand, JointLimits
-from g1_teleop.nodes.common import (
+from g1_teleop.core.input_watchdog import Freshness, InputWatchdog, WatchdogConfig
+from g1_teleop.core.joint_vector import JointIndex, MalformedJointMessage
+from g1_teleop.core.limits import CommandLimiter, JointCommand, JointLimits
+from g1_teleop.core.robot_description import build_mujoco_model, load_robot
+from g1_teleop.ros.node_support import (
     QOS_COMMAND,
     QOS_LATCHED,
     QOS_STATE,
@@ -36,9 +38,7 @@ from g1_teleop.nodes.common import (
     stamp_ns,
     to_stamp,
 )
-from g1_teleop.robot import build_mujoco_model, load_robot
-from g1_teleop.safety import Freshness, InputWatchdog, WatchdogConfig
-from g1_teleop.simulator import SimConfig, SimState, Simulator, parse_pushes
+from g1_teleop.sim.simulator import SimConfig, SimState, Simulator, parse_pushes
 
 
 @dataclass(frozen=True)

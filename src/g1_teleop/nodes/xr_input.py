@@ -1,9 +1,9 @@
 """xr_input: operator input → head and wrist poses in the robot's frames.
 
-source "scenario": a YAML file of timed operator actions (g1_teleop.scenario) is turned into the poses an
+source "scenario": a YAML file of timed operator actions (g1_teleop.operator.scenario) is turned into the poses an
 OpenXR headset would report and sent through the same XR→robot conversion a headset's data gets
-(g1_teleop.xr_frames). source "bag": the operator samples of a recorded run (a rosbag2 bag with xr/* and
-joy, ``bag`` parameter) are published again exactly as recorded (g1_teleop.operator_input). Publishes
+(g1_teleop.operator.xr_frames). source "bag": the operator samples of a recorded run (a rosbag2 bag with xr/* and
+joy, ``bag`` parameter) are published again exactly as recorded (g1_teleop.operator.input_sources). Publishes
 xr/head (headset world, robot basis), xr/left_wrist, xr/right_wrist (pelvis frame: the IK targets of
 left_ee / right_ee) and joy, stamped with the sample time. Lockstep: one sample per simulation clock tick;
 otherwise samples at the source's device rate.
@@ -24,10 +24,10 @@ from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import Joy
 from std_srvs.srv import Trigger
 
-from g1_teleop.nodes.common import QOS_SENSOR, QOS_STATE, Diagnostics, declare_config, run, stamp_ns, to_stamp
-from g1_teleop.operator_input import OperatorRecording, ScenarioPlayer
-from g1_teleop.paths import scenario_path
-from g1_teleop.scenario import Scenario
+from g1_teleop.core.paths import scenario_path
+from g1_teleop.operator.input_sources import OperatorRecording, ScenarioPlayer
+from g1_teleop.operator.scenario import Scenario
+from g1_teleop.ros.node_support import QOS_SENSOR, QOS_STATE, Diagnostics, declare_config, run, stamp_ns, to_stamp
 
 SOURCES = ("scenario", "bag")
 

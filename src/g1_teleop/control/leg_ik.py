@@ -1,0 +1,188 @@
+"""Kinematics of the G1 standing on both feet: leg IK with both feet flat and fixed, centre of mass. ROS-free.
+
+Frames: the support frame S has its origin at the centre of the feet's contact points on the floor at the
+default pose, its axes those of the pelvis at the default pose (x forward, y left, z up); the feet stay
+where the default pose puts them. Each foot carries a sole frame: at the centre of its contact points,
+on the floor, level when the foot is flat. A pelvis pose in S is its height and pitch (roll and yaw 0)
+and its horizontal position. Joint vectors are in DDS motor order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pinocchio as pin
+
+from g1_teleop.core.foot_contacts import FOOT_BODIES, foot_contact_spheres
+from g1_teleop.core.robot_description import LEG_INDICES, PinJointMap, Robot, build_mujoco_model, build_pinocchio_model
+
+SOLE_FRAMES = ("left_sole", "right_sole")
+ANKLE_PITCH_INDICES = (4, 10)  # DDS order
+LEFT_LEG, RIGHT_LEG = slice(0, 6), slice(6, 12)
+
+
+class StanceError(RuntimeError):
+    """The leg IK did not reach the feet: the pelvis pose is out of the legs' reach."""
+
+
+@dataclass(frozen=True)
+class PelvisPose:
+    """Pelvis in the support frame: position (m) and pitch about y (rad, positive leans forward)."""
+
+    x_m: float
+    y_m: float
+    height_m: float
+    pitch_rad: float
+
+    def support_T_pelvis(self) -> pin.SE3:
+        return pin.SE3(pin.utils.rotate("y", self.pitch_rad), np.array([self.x_m, self.y_m, self.height_m]))
+
+
+class StanceModel:
+    """A floating-base Pinocchio model of the robot with sole frames, and the feet's place in S."""
+
+    def __init__(self, robot: Robot, contact_spheres: dict[str, tuple[np.ndarray, np.ndarray]]) -> None:
+        """``contact_spheres``: per foot body, its contact spheres' centres (n, 3) in the body frame (m) and
+        radii (n,), as :func:`g1_teleop.core.foot_contacts.foot_contact_spheres` reads them."""
+        missing = [body for body in FOOT_BODIES if body not in contact_spheres]
+        if missing:
+            raise ValueError(f"no ground contact points for {missing}: the model needs contact spheres under "
+                             "each foot (see urdf/g1_29dof.urdf)")
+        self.robot = robot
+        model = self.model = build_pinocchio_model(robot, floating_base=True)
+        self.joints = PinJointMap.from_model(model, robot.joint_names)
+        data = model.createData()
+        q = self.configuration(pin.SE3.Identity(), robot.default_q)
+        pin.framesForwardKinematics(model, data, q)
+        pelvis_p_contacts = []
+        for body, sole in zip(FOOT_BODIES, SOLE_FRAMES, strict=True):
+            body_id = model.getFrameId(body, pin.FrameType.BODY)
+            pelvis_T_foot = data.oMf[body_id]
+            centres, radii = contact_spheres[body]
+            pelvis_p = _transform(pelvis_T_foot, centres)  # lowest points, pelvis level
+            pelvis_p[:, 2] -= radii
+            pelvis_p_contacts.append(pelvis_p)
+            centre = np.array([*pelvis_p[:, :2].mean(axis=0), pelvis_p[:, 2].min()])
+            pelvis_T_sole = pin.SE3(np.eye(3), centre)
+            frame = model.frames[body_id]
+            model.addFrame(pin.Frame(sole, frame.parentJoint, body_id,
+                                     frame.placement * pelvis_T_foot.actInv(pelvis_T_sole), pin.FrameType.OP_FRAME))
+        self.data = model.createData()  # after the sole frames
+        self.sole_ids = tuple(model.getFrameId(name) for name in SOLE_FRAMES)
+        contacts = np.vstack(pelvis_p_contacts)
+        pelvis_p_support = np.array([*contacts[:, :2].mean(axis=0), contacts[:, 2].min()])
+        self.default_pelvis = PelvisPose(*(-pelvis_p_support[:3]), 0.0)
+        support_T_pelvis = self.default_pelvis.support_T_pelvis()
+        pin.framesForwardKinematics(model, self.data, self.configuration(support_T_pelvis, robot.default_q))
+        self.support_T_sole = tuple(self.data.oMf[i].copy() for i in self.sole_ids)
+        # Sole frame: half-length along x and half-width along y of each foot's contact points (m).
+        sole_p = [_transform(self.support_T_sole[k].inverse() * support_T_pelvis, p)
+                  for k, p in enumerate(pelvis_p_contacts)]
+        self.sole_half_size = np.max(np.abs(np.vstack(sole_p)[:, :2]), axis=0)
+        self.mass = float(pin.computeTotalMass(model))
+        self._leg_v = [self.joints.idx_v[LEG_INDICES][side] for side in (LEFT_LEG, RIGHT_LEG)]
+
+    @classmethod
+    def for_robot(cls, robot: Robot) -> StanceModel:
+        """The stance model with the feet's contact spheres of the robot's MuJoCo model."""
+        return cls(robot, foot_contact_spheres(build_mujoco_model(robot)))
+
+    def configuration(self, world_T_pelvis: pin.SE3, q: np.ndarray) -> np.ndarray:
+        """Pinocchio configuration of the pelvis placement and the 29 joints ``q`` (DDS order)."""
+        config = pin.neutral(self.model)
+        config[:7] = pin.SE3ToXYZQUAT(world_T_pelvis)
+        config[self.joints.idx_q] = q
+        return config
+
+
+def _transform(a_T_b: pin.SE3, b_p: np.ndarray) -> np.ndarray:
+    """Points (n, 3) from frame b to frame a."""
+    return np.asarray(b_p, dtype=float) @ a_T_b.rotation.T + a_T_b.translation
+
+
+class LegIK:
+    """Leg joints that put both soles at their place in S for a given pelvis pose (Newton on each leg)."""
+
+    def __init__(self, stance: StanceModel, ankle_margin_rad: float = 0.05, tolerance: float = 1e-6,
+                 max_iterations: int = 20) -> None:
+        self.stance = stance
+        self._ankle_bound = stance.robot.q_lower[list(ANKLE_PITCH_INDICES)] + ankle_margin_rad
+        self.tolerance, self.max_iterations = tolerance, max_iterations
+
+    def solve(self, pelvis: PelvisPose, q: np.ndarray) -> np.ndarray:
+        """``q`` (29,) with the 12 leg joints solved; waist and arms as given; legs warm-start from ``q``."""
+        st = self.stance
+        model, data = st.model, st.data
+        config = st.configuration(pelvis.support_T_pelvis(), q)
+        legs_q = st.joints.idx_q[LEG_INDICES]
+        for _ in range(self.max_iterations):
+            pin.framesForwardKinematics(model, data, config)
+            errors = [pin.log6(data.oMf[sole].actInv(target)).vector
+                      for sole, target in zip(st.sole_ids, st.support_T_sole, strict=True)]
+            if max(np.abs(e).max() for e in errors) < self.tolerance:
+                break
+            pin.computeJointJacobians(model, data, config)
+            for sole, error, leg_v, side in zip(st.sole_ids, errors, st._leg_v, (LEFT_LEG, RIGHT_LEG), strict=True):
+                jacobian = pin.getFrameJacobian(model, data, sole, pin.ReferenceFrame.LOCAL)[:, leg_v]
+                config[legs_q[side]] += np.linalg.solve(jacobian, error)
+        else:
+            raise StanceError(f"leg IK did not reach the feet for the pelvis at {pelvis} "
+                              f"(residual {max(np.abs(e).max() for e in errors):.2e})")
+        solved = np.array(q, dtype=float)
+        solved[LEG_INDICES] = config[legs_q]
+        return solved
+
+    def com_in_support(self, pelvis: PelvisPose, q: np.ndarray) -> np.ndarray:
+        """Centre of mass (3,) in S (m) with the pelvis at ``pelvis`` and the joints at ``q``."""
+        st = self.stance
+        return pin.centerOfMass(st.model, st.data, st.configuration(pelvis.support_T_pelvis(), q)).copy()
+
+    def balanced(self, pelvis: PelvisPose, q: np.ndarray, com_target_xy: np.ndarray,
+                 iterations: int = 4) -> tuple[PelvisPose, np.ndarray]:
+        """The pelvis placed so that the centre of mass projects on ``com_target_xy`` (S, m), and ``q``
+        with the legs solved for it.
+
+        The pelvis moves horizontally at ``pelvis``'s height and pitch. Where the ankles would then bend
+        past their dorsiflexion limit (less ``ankle_margin_rad``), as in a deep squat, the pelvis instead
+        moves back until the ankles are at that bound and leans forward beyond ``pelvis.pitch_rad`` to keep
+        the centre of mass over the feet (the pitch is a lower bound).
+        """
+        for _ in range(iterations):
+            q = self.solve(pelvis, q)
+            error = self.com_in_support(pelvis, q)[:2] - com_target_xy
+            pelvis = replace(pelvis, x_m=float(pelvis.x_m - error[0]), y_m=float(pelvis.y_m - error[1]))
+        q = self.solve(pelvis, q)
+        if self._ankle_excess(q) <= 0:
+            return pelvis, q
+        commanded_pitch = pelvis.pitch_rad
+        for _ in range(iterations):  # Newton on (x, pitch): centre of mass on target, ankles at the bound
+            residual, q = self._ankle_bound_residual(pelvis, q, com_target_xy)
+            jacobian = np.zeros((2, 2))
+            for col, (dx, dpitch) in enumerate(((1e-4, 0.0), (0.0, 1e-4))):
+                moved = replace(pelvis, x_m=pelvis.x_m + dx, pitch_rad=pelvis.pitch_rad + dpitch)
+                jacobian[:, col] = (self._ankle_bound_residual(moved, q, com_target_xy)[0] - residual) / 1e-4
+            dx, dpitch = np.linalg.solve(jacobian, -residual)
+            pelvis = replace(pelvis, x_m=float(pelvis.x_m + dx),
+                             pitch_rad=float(max(commanded_pitch, pelvis.pitch_rad + dpitch)))
+        return pelvis, self.solve(pelvis, q)
+
+    def _ankle_excess(self, q: np.ndarray) -> float:
+        """How far (rad) the more bent ankle is past its dorsiflexion bound (negative: inside)."""
+        return float(np.max(self._ankle_bound - q[list(ANKLE_PITCH_INDICES)]))
+
+    def _ankle_bound_residual(self, pelvis: PelvisPose, q: np.ndarray,
+                              com_target_xy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        q = self.solve(pelvis, q)
+        com_error = self.com_in_support(pelvis, q)[0] - com_target_xy[0]
+        return np.array([com_error, self._ankle_excess(q)]), q
+
+    def pelvis_of(self, q: np.ndarray) -> PelvisPose:
+        """The pelvis pose in S that the leg joints ``q`` give with the left sole at its place (FK)."""
+        st = self.stance
+        config = st.configuration(pin.SE3.Identity(), q)
+        pin.framesForwardKinematics(st.model, st.data, config)
+        support_T_pelvis = st.support_T_sole[0] * st.data.oMf[st.sole_ids[0]].inverse()
+        pitch = float(pin.rpy.matrixToRpy(support_T_pelvis.rotation)[1])
+        x, y, z = support_T_pelvis.translation
+        return PelvisPose(float(x), float(y), float(z), pitch)

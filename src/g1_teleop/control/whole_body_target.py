@@ -1,0 +1,115 @@
+"""Assembly of the 29-joint target from the lower-body controller and the IK arm targets, ROS-free.
+
+A lower-body controller gives the leg and waist targets and their feed-forward torques each tick, takes
+the operator's commands and answers mode requests. Arm targets move at most ``arm_step_limit_rad`` per
+control tick (OpenWBT's ±0.01 rad limiter), from the measured arm pose at start, and stay inside the
+joint limits. Vectors are in DDS motor order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from g1_teleop.control.learned.observations import Proprioception
+from g1_teleop.core.limits import slew_limit
+from g1_teleop.core.modes import Mode
+from g1_teleop.core.robot_description import ARM_INDICES, Robot
+
+
+@dataclass(frozen=True)
+class LowerBodyTarget:
+    """Legs and waist (DDS 0–14): position targets q (15,) rad and feed-forward torques tau_ff (15,) N·m."""
+
+    q: np.ndarray
+    tau_ff: np.ndarray
+
+
+class LowerBodyController(Protocol):
+    """Legs and waist for one control tick, from the operator's commands and the measured state.
+
+    ``mode`` is the current mode; ``max_velocity`` the (vx, vy, wz) of a full stick in LOCOMOTION (zeros
+    without locomotion). Commands are given once per tick before ``targets``: ``command_squat`` stick
+    values in [-1, 1] for height and pitch, ``command_velocity`` m/s, m/s, rad/s.
+    """
+
+    mode: Mode
+    max_velocity: np.ndarray
+
+    def command_squat(self, height_rate: float, pitch_rate: float) -> None: ...
+
+    def command_velocity(self, vx: float, vy: float, wz: float) -> None: ...
+
+    def request(self, mode: Mode) -> str | None:
+        """Switch to ``mode``: None when accepted (or already there), else why it is refused."""
+
+    def targets(self, state: Proprioception) -> LowerBodyTarget: ...
+
+
+class DefaultPoseHold:
+    """Legs and waist at the robot's default pose (joint PD only: it does not balance), mode STAND_HOLD."""
+
+    mode = Mode.STAND_HOLD
+    max_velocity = np.zeros(3)
+
+    def __init__(self, robot: Robot) -> None:
+        self._target = LowerBodyTarget(q=robot.default_q[: ARM_INDICES.start].copy(),
+                                       tau_ff=np.zeros(ARM_INDICES.start))
+
+    def command_squat(self, height_rate: float, pitch_rate: float) -> None:
+        """No squat: ignored."""
+
+    def command_velocity(self, vx: float, vy: float, wz: float) -> None:
+        """No locomotion: ignored."""
+
+    def request(self, mode: Mode) -> str | None:
+        if mode is self.mode:
+            return None
+        return (f"controller hold has only {self.mode.value}: {mode.value} needs controller:=builtin "
+                "(SQUAT) or controller:=openwbt (SQUAT, LOCOMOTION)")
+
+    def targets(self, state: Proprioception) -> LowerBodyTarget:
+        return self._target
+
+
+@dataclass(frozen=True)
+class WholeBodyTarget:
+    q: np.ndarray  # (29,) rad
+    tau_ff: np.ndarray  # (29,) N·m
+
+
+class WholeBodyTargetBuilder:
+    def __init__(self, robot: Robot, lower_body: LowerBodyController, arm_step_limit_rad: float = 0.01) -> None:
+        if arm_step_limit_rad <= 0:
+            raise ValueError(f"arm_step_limit_rad must be positive, got {arm_step_limit_rad}")
+        self.robot = robot
+        self.lower_body = lower_body
+        self.arm_step_limit_rad = arm_step_limit_rad
+        self._arm_lower = robot.q_lower[ARM_INDICES]
+        self._arm_upper = robot.q_upper[ARM_INDICES]
+        self._arm_q: np.ndarray | None = None
+
+    @property
+    def started(self) -> bool:
+        return self._arm_q is not None
+
+    def start(self, q_measured: np.ndarray) -> None:
+        """Begin from the measured arm pose, so the first targets do not jump."""
+        self._arm_q = np.clip(q_measured[ARM_INDICES], self._arm_lower, self._arm_upper)
+
+    def step(self, state: Proprioception, arm_q_target: np.ndarray | None,
+             arm_tau_ff: np.ndarray | None) -> WholeBodyTarget:
+        """One tick: ``arm_q_target`` None keeps the arms where they are (no or stale IK)."""
+        if self._arm_q is None:
+            self.start(state.q)
+        if arm_q_target is not None:
+            stepped = slew_limit(arm_q_target, self._arm_q, self.arm_step_limit_rad)
+            self._arm_q = np.clip(stepped, self._arm_lower, self._arm_upper)
+        lower = self.lower_body.targets(state)
+        q_target = np.concatenate([lower.q, self._arm_q])
+        tau_ff = np.concatenate([lower.tau_ff, np.zeros(len(ARM_INDICES))])
+        if arm_tau_ff is not None:
+            tau_ff[ARM_INDICES] = arm_tau_ff
+        return WholeBodyTarget(q=q_target, tau_ff=tau_ff)

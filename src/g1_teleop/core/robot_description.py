@@ -1,0 +1,538 @@
+"""G1 robot description: joint order, limits, gains, and the MuJoCo and Pinocchio models built from it.
+
+``config/g1_29dof.yaml`` is the one source of joint order (DDS motor order) and robot parameters. Position
+and torque limits are read from the model file: our ``urdf/g1_29dof.urdf`` by default, or a user-given MJCF
+or URDF with the same joint names (for example Unitree's official ``g1_29dof.xml``).
+
+Units: rad, rad/s, m, N·m. Quaternions are (w, x, y, z).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import mujoco
+import numpy as np
+import pinocchio as pin
+import yaml
+
+from g1_teleop.core.config_location import ConfigLocation, check_keys, number, string, vector
+from g1_teleop.core.paths import config_path, urdf_path
+
+NUM_JOINTS = 29
+LEG_INDICES = range(0, 12)
+WAIST_INDICES = range(12, 15)
+ARM_INDICES = range(15, 29)
+LEFT_ARM_INDICES = range(15, 22)
+RIGHT_ARM_INDICES = range(22, 29)
+
+DEFAULT_CONFIG = "g1_29dof.yaml"
+FREE_JOINT_NAME = "floating_base_joint"  # as in the official MJCF
+FRAME_ROLES = ("imu", "left_eye", "right_eye", "left_ee", "right_ee")
+IMU_SITE = "imu"
+IMU_SENSORS = ("imu_quat", "imu_gyro", "imu_acc")
+EYE_FOVY_DEG = 60.0
+DEFAULT_KEYFRAME = "default"
+COLLISION_GEOM_GROUP = 3  # hidden by default in MuJoCo's renderer; visual geoms stay in group 1
+_FLOOR_BIT = 1  # contype/conaffinity bit shared by every collision geom and the floor
+
+_TOP_KEYS = ("model", "base_link", "spawn_height", "joints", "gain_profiles", "mujoco_joint_dynamics",
+             "frames", "self_collision")
+_JOINT_KEYS = ("name", "velocity_limit", "default_q")
+_DYNAMICS_KEYS = ("armature", "damping", "frictionloss")
+_IMU_SENSOR_TYPES = (mujoco.mjtSensor.mjSENS_FRAMEQUAT, mujoco.mjtSensor.mjSENS_GYRO,
+                     mujoco.mjtSensor.mjSENS_ACCELEROMETER)
+
+
+class RobotConfigError(ValueError):
+    """The robot configuration or model file is invalid; the message names the file and the key."""
+
+
+@dataclass(frozen=True, eq=False)
+class FixedFrame:
+    """A frame fixed to a link: ``position`` (m) and ``quat_wxyz`` (unit) of the frame in the parent link."""
+
+    name: str
+    parent: str
+    position: np.ndarray
+    quat_wxyz: np.ndarray
+
+    @property
+    def parent_T_frame(self) -> np.ndarray:
+        """4x4 homogeneous transform of the frame in its parent link."""
+        parent_T_frame = np.eye(4)
+        parent_T_frame[:3, :3] = pin.Quaternion(*self.quat_wxyz).matrix()
+        parent_T_frame[:3, 3] = self.position
+        return parent_T_frame
+
+
+@dataclass(frozen=True, eq=False)
+class SelfCollision:
+    """Links grouped by name; geoms of two groups listed in ``pairs`` may touch each other."""
+
+    groups: Mapping[str, tuple[str, ...]]
+    pairs: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True, eq=False)
+class Robot:
+    """The G1 body: 29 joints in DDS order and their parameters (arrays have shape (29,), read-only)."""
+
+    joint_names: tuple[str, ...]
+    q_lower: np.ndarray  # rad, from the model file
+    q_upper: np.ndarray  # rad, from the model file
+    effort_limit: np.ndarray  # N·m, from the model file
+    velocity_limit: np.ndarray  # rad/s
+    default_q: np.ndarray  # rad, standing pose
+    armature: np.ndarray  # kg·m², MuJoCo
+    damping: np.ndarray  # N·m·s/rad, MuJoCo
+    frictionloss: np.ndarray  # N·m, MuJoCo
+    gain_profiles: Mapping[str, tuple[np.ndarray, np.ndarray]]  # name -> (kp, kd)
+    frames: Mapping[str, FixedFrame]  # by role, see FRAME_ROLES
+    self_collision: SelfCollision
+    base_link: str
+    spawn_height: float  # m, pelvis height with the feet on the floor at default_q
+    model_path: Path
+    config_path: Path
+
+    @property
+    def model_is_mjcf(self) -> bool:
+        return self.model_path.suffix.lower() == ".xml"
+
+    def gains(self, profile: str) -> tuple[np.ndarray, np.ndarray]:
+        """(kp in N·m/rad, kd in N·m·s/rad), each of shape (29,), of a named gain profile."""
+        try:
+            return self.gain_profiles[profile]
+        except KeyError:
+            raise KeyError(
+                f"unknown gain profile {profile!r}; {self.config_path} defines {sorted(self.gain_profiles)}"
+            ) from None
+
+
+# ---------------------------------------------------------------------------------------------------
+# Loading and validation
+
+
+def load_robot(config: Path | None = None, model: Path | None = None) -> Robot:
+    """Read and validate the robot configuration, and the limits of its model file.
+
+    ``config`` defaults to ``config/g1_29dof.yaml``; ``model`` (a MJCF ``.xml`` or a ``.urdf``) replaces the
+    configuration's model file.
+    """
+    config_file = Path(config) if config is not None else config_path(DEFAULT_CONFIG)
+    try:
+        raw = yaml.safe_load(config_file.read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        raise RobotConfigError(f"{config_file}: cannot read: {exc}") from exc
+    where = ConfigLocation(str(config_file), RobotConfigError)
+    if not isinstance(raw, dict):
+        raise RobotConfigError(f"{config_file}: expected a mapping at the top level")
+    check_keys(raw, _TOP_KEYS, _TOP_KEYS, where)
+
+    joint_names, velocity_limit, default_q = _parse_joints(raw["joints"], where.key("joints"))
+    gain_profiles = _parse_gain_profiles(raw["gain_profiles"], joint_names, where.key("gain_profiles"))
+    dynamics = _parse_dynamics(raw["mujoco_joint_dynamics"], joint_names, where.key("mujoco_joint_dynamics"))
+    frames = _parse_frames(raw["frames"], where.key("frames"))
+    self_collision = _parse_self_collision(raw["self_collision"], where.key("self_collision"))
+    base_link = string(raw["base_link"], where.key("base_link"))
+    spawn_height = number(raw["spawn_height"], where.key("spawn_height"), minimum=0.0, strict=True)
+
+    configured_model = Path(string(raw["model"], where.key("model")))
+    if model is not None:
+        model_file = Path(model)
+    elif configured_model.is_absolute():
+        model_file = configured_model
+    else:
+        model_file = urdf_path(*configured_model.parts)
+    if model_file.suffix.lower() not in (".xml", ".urdf"):
+        raise where.key("model").error(f"{model_file} is not a MJCF (.xml) or URDF (.urdf) file")
+    if not model_file.is_file():
+        raise where.key("model").error(f"{model_file}: model file not found")
+    try:
+        q_lower, q_upper, effort_limit, bodies = _read_model(model_file, joint_names)
+    except RobotConfigError as exc:
+        raise where.key("model").error(str(exc)) from exc
+    outside = [
+        f"{n} ({q:g} not in [{lo:g}, {hi:g}])"
+        for n, q, lo, hi in zip(joint_names, default_q, q_lower, q_upper, strict=True)
+        if not lo <= q <= hi
+    ]
+    if outside:
+        raise RobotConfigError(f"{where.key('joints')}: default_q outside the limits of {model_file}: "
+                               + ", ".join(outside))
+    needed = {base_link: "base_link"} | {f.parent: f"frames.{role}.parent" for role, f in frames.items()}
+    if model_file.suffix.lower() == ".urdf":  # self-collision groups apply to the URDF path only
+        for group, links in self_collision.groups.items():
+            needed |= {link: f"self_collision.groups.{group}" for link in links}
+    missing = sorted(f"{link} ({key})" for link, key in needed.items() if link not in bodies)
+    if missing:
+        raise RobotConfigError(f"{config_file}: links not in {model_file}: " + ", ".join(missing))
+
+    return Robot(
+        joint_names=joint_names,
+        q_lower=_frozen(q_lower),
+        q_upper=_frozen(q_upper),
+        effort_limit=_frozen(effort_limit),
+        velocity_limit=_frozen(velocity_limit),
+        default_q=_frozen(default_q),
+        armature=dynamics["armature"],
+        damping=dynamics["damping"],
+        frictionloss=dynamics["frictionloss"],
+        gain_profiles=MappingProxyType(gain_profiles),
+        frames=MappingProxyType(frames),
+        self_collision=self_collision,
+        base_link=base_link,
+        spawn_height=spawn_height,
+        model_path=model_file.resolve(),
+        config_path=config_file.resolve(),
+    )
+
+
+def _frozen(values: Any) -> np.ndarray:
+    array = np.array(values, dtype=float)
+    array.flags.writeable = False
+    return array
+
+
+
+
+
+
+
+
+
+
+def _parse_joints(value: Any, where: ConfigLocation) -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:
+    if not isinstance(value, list) or len(value) != NUM_JOINTS:
+        count = len(value) if isinstance(value, list) else type(value).__name__
+        raise where.error(f"expected a list of {NUM_JOINTS} joints in DDS order, got {count}")
+    names, velocity, default = [], [], []
+    for i, entry in enumerate(value):
+        at = where.key(i)
+        check_keys(entry, _JOINT_KEYS, _JOINT_KEYS, at)
+        name = string(entry["name"], at.key("name"))
+        if name in names:
+            raise at.key("name").error(f"duplicate joint {name!r} (also at index {names.index(name)})")
+        names.append(name)
+        velocity.append(number(entry["velocity_limit"], at.key("velocity_limit"), minimum=0.0, strict=True))
+        default.append(number(entry["default_q"], at.key("default_q")))
+    return tuple(names), np.array(velocity), np.array(default)
+
+
+def _per_joint(value: Any, joint_names: Sequence[str], where: ConfigLocation) -> np.ndarray:
+    """A non-negative number for every joint, or a list in joint order."""
+    if isinstance(value, list):
+        values = vector(value, len(joint_names), where)
+        negative = [joint_names[i] for i in np.flatnonzero(values < 0)]
+        if negative:
+            raise where.error(f"must be >= 0, negative for {', '.join(negative)}")
+        return _frozen(values)
+    return _frozen(np.full(len(joint_names), number(value, where, minimum=0.0)))
+
+
+def _parse_gain_profiles(
+    value: Any, joint_names: Sequence[str], where: ConfigLocation
+) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    if not isinstance(value, dict) or not value:
+        raise where.error("expected a non-empty mapping of profile name -> {kp, kd}")
+    profiles = {}
+    for name, entry in value.items():
+        at = where.key(str(name))
+        check_keys(entry, ("kp", "kd"), ("kp", "kd"), at)
+        profiles[str(name)] = (_per_joint(entry["kp"], joint_names, at.key("kp")),
+                               _per_joint(entry["kd"], joint_names, at.key("kd")))
+    return profiles
+
+
+def _parse_dynamics(value: Any, joint_names: Sequence[str], where: ConfigLocation) -> dict[str, np.ndarray]:
+    check_keys(value, _DYNAMICS_KEYS, _DYNAMICS_KEYS, where)
+    dynamics = {}
+    for key in _DYNAMICS_KEYS:
+        at = where.key(key)
+        entry = value[key]
+        if not isinstance(entry, dict):
+            dynamics[key] = _frozen(np.full(len(joint_names), number(entry, at, minimum=0.0)))
+            continue
+        if "default" not in entry:
+            raise at.error("a per-joint mapping needs a 'default' value")
+        unknown = [str(k) for k in entry if k != "default" and k not in joint_names]
+        if unknown:
+            raise at.error(f"unknown joint(s) {', '.join(unknown)}")
+        default = number(entry["default"], at.key("default"), minimum=0.0)
+        dynamics[key] = _frozen([
+            number(entry[n], at.key(n), minimum=0.0) if n in entry else default for n in joint_names
+        ])
+    return dynamics
+
+
+def _parse_frames(value: Any, where: ConfigLocation) -> dict[str, FixedFrame]:
+    check_keys(value, FRAME_ROLES, FRAME_ROLES, where)
+    frames = {}
+    keys = ("name", "parent", "position", "quat_wxyz")
+    for role in FRAME_ROLES:
+        at = where.key(role)
+        entry = value[role]
+        check_keys(entry, keys, keys, at)
+        quat = vector(entry["quat_wxyz"], 4, at.key("quat_wxyz"))
+        if abs(np.linalg.norm(quat) - 1.0) > 1e-6:
+            raise at.key("quat_wxyz").error(f"not a unit quaternion (norm {np.linalg.norm(quat):.9g})")
+        frames[role] = FixedFrame(
+            name=string(entry["name"], at.key("name")),
+            parent=string(entry["parent"], at.key("parent")),
+            position=_frozen(vector(entry["position"], 3, at.key("position"))),
+            quat_wxyz=_frozen(quat / np.linalg.norm(quat)),
+        )
+    names = [f.name for f in frames.values()]
+    if len(set(names)) != len(names):
+        raise where.error(f"frame names must be distinct, got {names}")
+    return frames
+
+
+def _parse_self_collision(value: Any, where: ConfigLocation) -> SelfCollision:
+    check_keys(value, ("groups", "pairs"), ("groups", "pairs"), where)
+    groups_at = where.key("groups")
+    if not isinstance(value["groups"], dict):
+        raise groups_at.error("expected a mapping of group name -> list of links")
+    if len(value["groups"]) > 30:  # one contype bit per group, bit 0 is the floor's
+        raise groups_at.error(f"at most 30 groups, got {len(value['groups'])}")
+    groups: dict[str, tuple[str, ...]] = {}
+    owner: dict[str, str] = {}
+    for group, links in value["groups"].items():
+        at = groups_at.key(str(group))
+        if not isinstance(links, list) or not links:
+            raise at.error(f"expected a non-empty list of link names, got {links!r}")
+        for i, link in enumerate(links):
+            link = string(link, at.key(i))
+            if link in owner:
+                raise at.key(i).error(f"link {link!r} is already in group {owner[link]!r}")
+            owner[link] = str(group)
+        groups[str(group)] = tuple(links)
+    pairs_at = where.key("pairs")
+    if not isinstance(value["pairs"], list):
+        raise pairs_at.error("expected a list of [group, group] pairs")
+    pairs = []
+    for i, pair in enumerate(value["pairs"]):
+        if not isinstance(pair, list) or len(pair) != 2 or any(g not in groups for g in pair):
+            raise pairs_at.key(i).error(f"expected two group names out of {sorted(groups)}, got {pair!r}")
+        pairs.append((pair[0], pair[1]))
+    return SelfCollision(groups=MappingProxyType(groups), pairs=tuple(pairs))
+
+
+def _read_model(
+    path: Path, joint_names: Sequence[str]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, set[str]]:
+    """Position limits, torque limits (DDS order) and body/link names of a MJCF or URDF file."""
+    try:
+        spec = mujoco.MjSpec.from_file(str(path))
+    except ValueError as exc:
+        raise RobotConfigError(f"{path}: cannot parse: {exc}") from exc
+    joints = {j.name: j for j in spec.joints}
+    missing = [n for n in joint_names if n not in joints]
+    if missing:
+        raise RobotConfigError(f"{path}: joints missing from the model: {', '.join(missing)}")
+    unit = math.pi / 180.0 if spec.compiler.degree else 1.0
+    lower, upper, effort, problems = [], [], [], []
+    for name in joint_names:
+        joint = joints[name]
+        lo, hi = (float(x) * unit for x in joint.range)
+        if joint.limited == mujoco.mjtLimited.mjLIMITED_FALSE or not lo < hi:
+            problems.append(f"{name} has no position range")
+        frc = float(joint.actfrcrange[1])
+        if joint.actfrclimited == mujoco.mjtLimited.mjLIMITED_FALSE or frc <= 0.0:
+            problems.append(f"{name} has no torque limit (MJCF actuatorfrcrange, URDF <limit effort>)")
+        lower.append(lo)
+        upper.append(hi)
+        effort.append(frc)
+    if problems:
+        raise RobotConfigError(f"{path}: " + "; ".join(problems))
+    return np.array(lower), np.array(upper), np.array(effort), {b.name for b in spec.bodies}
+
+
+# ---------------------------------------------------------------------------------------------------
+# MuJoCo
+
+
+def build_mujoco_model(robot: Robot, timestep: float = 0.005, floor: bool = True) -> mujoco.MjModel:
+    """MuJoCo model of the robot, with physics step ``timestep`` (s).
+
+    From a URDF (ours by default): a free joint on the base link at ``spawn_height``, one torque motor per
+    joint in DDS order (ctrl = N·m, ctrlrange = ± effort limit), the configured joint dynamics, the fixed
+    frames as bodies (added where the URDF lacks them), site ``imu`` with sensors imu_quat / imu_gyro /
+    imu_acc, cameras on the eye frames, keyframe ``default`` (standing at default_q), collision geoms in
+    group 3 touching the floor and, for the configured group pairs, each other. From a MJCF: the file as
+    it is. With ``floor``, a floor plane and a light are added where the model has no plane.
+    """
+    spec = mujoco.MjSpec.from_file(str(robot.model_path))
+    spec.option.timestep = timestep
+    if not robot.model_is_mjcf:
+        _complete_urdf_spec(spec, robot)
+    if floor and not any(g.type == mujoco.mjtGeom.mjGEOM_PLANE for g in spec.worldbody.geoms):
+        _add_floor(spec)
+    model = spec.compile()
+    if robot.model_is_mjcf:
+        return model
+    # the keyframe needs the compiled qpos layout (a user URDF may have more joints than the 29)
+    standing = model.qpos0.copy()
+    standing[MjJointMap.from_model(model, robot.joint_names).qpos_adr] = robot.default_q
+    spec.add_key(name=DEFAULT_KEYFRAME, qpos=standing)
+    return spec.compile()
+
+
+def _complete_urdf_spec(spec: mujoco.MjSpec, robot: Robot) -> None:
+    spec.compiler.fusestatic = False  # fixed links are frames we need
+    base = spec.body(robot.base_link)
+    base.pos = [0.0, 0.0, robot.spawn_height]
+    base.add_freejoint(name=FREE_JOINT_NAME)
+
+    for i, name in enumerate(robot.joint_names):
+        joint = spec.joint(name)
+        joint.armature = robot.armature[i]
+        joint.damping[0] = robot.damping[i]  # linear term of the damping polynomial
+        joint.frictionloss = robot.frictionloss[i]
+        motor = spec.add_actuator(name=name.removesuffix("_joint"), target=name,
+                                  trntype=mujoco.mjtTrn.mjTRN_JOINT)
+        motor.set_to_motor()
+        motor.ctrllimited = mujoco.mjtLimited.mjLIMITED_TRUE
+        motor.ctrlrange = [-robot.effort_limit[i], robot.effort_limit[i]]
+
+    frame_bodies = {}
+    for role, frame in robot.frames.items():
+        body = spec.body(frame.name)
+        if body is None:
+            body = spec.body(frame.parent).add_body(name=frame.name, pos=frame.position, quat=frame.quat_wxyz)
+        frame_bodies[role] = body
+    frame_bodies["imu"].add_site(name=IMU_SITE, size=[0.01, 0.01, 0.01])
+    for name, sensor_type in zip(IMU_SENSORS, _IMU_SENSOR_TYPES, strict=True):
+        spec.add_sensor(name=name, type=sensor_type, objtype=mujoco.mjtObj.mjOBJ_SITE, objname=IMU_SITE)
+    for role in ("left_eye", "right_eye"):
+        frame_bodies[role].add_camera(name=robot.frames[role].name, fovy=EYE_FOVY_DEG)
+
+    _set_collision_filters(spec, robot.self_collision)
+
+
+def _set_collision_filters(spec: mujoco.MjSpec, self_collision: SelfCollision) -> None:
+    """Collision geoms (the URDF's <collision>) touch the floor, and each other for the configured pairs."""
+    bit = {group: 1 << (i + 1) for i, group in enumerate(self_collision.groups)}
+    partners = dict.fromkeys(self_collision.groups, 0)
+    for a, b in self_collision.pairs:
+        partners[a] |= bit[b]
+        partners[b] |= bit[a]
+    group_of = {link: group for group, links in self_collision.groups.items() for link in links}
+    for geom in spec.geoms:
+        if geom.contype == 0 and geom.conaffinity == 0:
+            continue  # visual geom
+        group = group_of.get(geom.parent.name)
+        geom.group = COLLISION_GEOM_GROUP
+        geom.contype = _FLOOR_BIT | (bit[group] if group else 0)
+        geom.conaffinity = partners[group] if group else 0
+
+
+def _add_floor(spec: mujoco.MjSpec) -> None:
+    spec.add_texture(name="floor", type=mujoco.mjtTexture.mjTEXTURE_2D,
+                     builtin=mujoco.mjtBuiltin.mjBUILTIN_CHECKER, rgb1=[0.2, 0.3, 0.4], rgb2=[0.1, 0.2, 0.3],
+                     width=300, height=300)
+    spec.add_material(name="floor", textures=["", "floor"], texrepeat=[5.0, 5.0], texuniform=True)
+    spec.worldbody.add_geom(name="floor", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0.0, 0.0, 0.05],
+                            material="floor", contype=_FLOOR_BIT, conaffinity=_FLOOR_BIT)
+    spec.worldbody.add_light(name="sun", pos=[0.0, 0.0, 3.0], dir=[0.0, 0.0, -1.0],
+                             type=mujoco.mjtLightType.mjLIGHT_DIRECTIONAL)
+
+
+@dataclass(frozen=True, eq=False)
+class MjJointMap:
+    """DDS joint index -> MuJoCo ``qpos_adr``, ``dof_adr`` and ``actuator_id``, each of shape (29,)."""
+
+    qpos_adr: np.ndarray
+    dof_adr: np.ndarray
+    actuator_id: np.ndarray
+
+    @classmethod
+    def from_model(cls, model: mujoco.MjModel, joint_names: Sequence[str]) -> MjJointMap:
+        """Look the joints up by name; raise KeyError naming joints (or actuators) the model lacks."""
+        joint_ids = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, n) for n in joint_names]
+        missing = [n for n, j in zip(joint_names, joint_ids, strict=True) if j < 0]
+        if missing:
+            raise KeyError(f"model lacks joints: {', '.join(missing)}")
+        hinge = mujoco.mjtJoint.mjJNT_HINGE
+        not_hinge = [n for n, j in zip(joint_names, joint_ids, strict=True) if model.jnt_type[j] != hinge]
+        if not_hinge:
+            raise KeyError(f"not hinge joints: {', '.join(not_hinge)}")
+        by_joint = {
+            int(model.actuator_trnid[a, 0]): a
+            for a in range(model.nu)
+            if model.actuator_trntype[a] == mujoco.mjtTrn.mjTRN_JOINT
+        }
+        unactuated = [n for n, j in zip(joint_names, joint_ids, strict=True) if j not in by_joint]
+        if unactuated:
+            raise KeyError(f"no actuator drives joints: {', '.join(unactuated)}")
+        return cls(
+            qpos_adr=_frozen_int(model.jnt_qposadr[joint_ids]),
+            dof_adr=_frozen_int(model.jnt_dofadr[joint_ids]),
+            actuator_id=_frozen_int([by_joint[j] for j in joint_ids]),
+        )
+
+
+def _frozen_int(values: Any) -> np.ndarray:
+    array = np.array(values, dtype=np.intp)
+    array.flags.writeable = False
+    return array
+
+
+# ---------------------------------------------------------------------------------------------------
+# Pinocchio
+
+
+def build_pinocchio_model(robot: Robot, floating_base: bool = False) -> pin.Model:
+    """Pinocchio model of the robot (fixed base: base link at the world origin; or a free flyer).
+
+    A MJCF's own free joint is kept for ``floating_base`` and locked at the origin otherwise. The fixed
+    frames of the configuration are added (as operational frames) where the model lacks them.
+    """
+    path = str(robot.model_path)
+    if not robot.model_is_mjcf:
+        model = (pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer(), FREE_JOINT_NAME) if floating_base
+                 else pin.buildModelFromUrdf(path))
+    else:
+        model = pin.buildModelFromMJCF(path)
+        has_free_joint = model.njoints > 1 and model.joints[1].shortname() == "JointModelFreeFlyer"
+        if has_free_joint and not floating_base:
+            model = pin.buildReducedModel(model, [1], pin.neutral(model))
+        elif floating_base and not has_free_joint:
+            model = pin.buildModelFromMJCFAndRootJoint(path, pin.JointModelFreeFlyer(), FREE_JOINT_NAME)
+    for frame in robot.frames.values():
+        if model.existFrame(frame.name):
+            continue
+        parent_id = model.getFrameId(frame.parent, pin.FrameType.BODY)
+        parent = model.frames[parent_id]
+        parent_T_frame = pin.SE3(frame.parent_T_frame)
+        model.addFrame(pin.Frame(frame.name, parent.parentJoint, parent_id, parent.placement * parent_T_frame,
+                                 pin.FrameType.OP_FRAME))
+    return model
+
+
+@dataclass(frozen=True, eq=False)
+class PinJointMap:
+    """DDS joint index -> Pinocchio configuration / velocity indices ``idx_q``, ``idx_v`` (29,)."""
+
+    idx_q: np.ndarray
+    idx_v: np.ndarray
+
+    @classmethod
+    def from_model(cls, model: pin.Model, joint_names: Sequence[str]) -> PinJointMap:
+        """Look the joints up by name; raise KeyError naming joints the model lacks."""
+        missing = [n for n in joint_names if not model.existJointName(n)]
+        if missing:
+            raise KeyError(f"model lacks joints: {', '.join(missing)}")
+        joint_ids = [model.getJointId(n) for n in joint_names]
+        not_1dof = [
+            n for n, j in zip(joint_names, joint_ids, strict=True) if model.nqs[j] != 1 or model.nvs[j] != 1
+        ]
+        if not_1dof:
+            raise KeyError(f"not one-degree-of-freedom joints: {', '.join(not_1dof)}")
+        return cls(idx_q=_frozen_int([model.idx_qs[j] for j in joint_ids]),
+                   idx_v=_frozen_int([model.idx_vs[j] for j in joint_ids]))

@@ -1,0 +1,175 @@
+"""One description of each node graph, read by the launch files and by the pip runner.
+
+A graph file (config/graphs/NAME.yaml) declares typed arguments and the nodes with their parameters;
+``$(arg NAME)`` inside a parameter value (or a plain process's argument) is replaced by the argument's
+value. A node with ``when: {ARG: VALUE}`` runs only when that argument has that value; ``ros: false``
+marks a plain process (``python -m g1_teleop.EXECUTABLE ARGUMENTS…``, e.g. the virtual robot). ROS-free.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from g1_teleop.core.paths import config_path
+
+_ARG = re.compile(r"\$\(arg ([A-Za-z_][A-Za-z0-9_]*)\)")
+_TYPES = {"str": str, "bool": None, "float": float, "int": int}
+
+
+class GraphError(ValueError):
+    """A graph file or an argument value that cannot be used; the message names the place."""
+
+
+def _to_bool(text: str) -> bool:
+    lowered = text.strip().lower()
+    if lowered in ("true", "1", "yes", "on"):
+        return True
+    if lowered in ("false", "0", "no", "off"):
+        return False
+    raise ValueError(f"{text!r} is not a boolean (use true or false)")
+
+
+@dataclass(frozen=True)
+class Argument:
+    name: str
+    default: str
+    description: str = ""
+    type: str = "str"
+
+    def convert(self, text: str) -> Any:
+        try:
+            if self.type == "bool":
+                return _to_bool(text)
+            return _TYPES[self.type](text)
+        except ValueError as exc:
+            raise GraphError(f"argument {self.name}:={text!r}: {exc}") from None
+
+
+@dataclass(frozen=True)
+class NodeSpec:
+    executable: str
+    name: str
+    required: bool
+    parameters: dict[str, Any]
+    remappings: tuple[tuple[str, str], ...] = ()
+    ros: bool = True  # False: a plain process, started with ``arguments`` instead of ROS parameters
+    arguments: tuple[str, ...] = ()
+    when: tuple[tuple[str, str], ...] = ()  # (argument, value) pairs that must all hold
+
+
+@dataclass(frozen=True)
+class Graph:
+    name: str
+    description: str
+    arguments: tuple[Argument, ...]
+    nodes: tuple[NodeSpec, ...]
+    source: Path = field(compare=False, default=Path())
+    unavailable: str = ""  # why the graph cannot run yet (empty: it can)
+
+    def argument(self, name: str) -> Argument:
+        for arg in self.arguments:
+            if arg.name == name:
+                return arg
+        raise GraphError(f"{self.source}: no argument {name!r}; arguments: {[a.name for a in self.arguments]}")
+
+    def resolve(self, values: dict[str, str] | None = None) -> list[NodeSpec]:
+        """Nodes with every ``$(arg …)`` replaced; ``values`` override the argument defaults."""
+        if self.unavailable:
+            raise GraphError(f"graph {self.name} cannot run yet: {self.unavailable}")
+        values = dict(values or {})
+        unknown = set(values) - {a.name for a in self.arguments}
+        if unknown:
+            raise GraphError(
+                f"unknown argument(s) {sorted(unknown)} for graph {self.name}; "
+                f"known: {[a.name for a in self.arguments]}"
+            )
+        text = {a.name: values.get(a.name, a.default) for a in self.arguments}
+        typed = {a.name: a.convert(text[a.name]) for a in self.arguments}
+        for node in self.nodes:
+            for arg, _ in node.when:
+                self.argument(arg)
+        return [
+            dataclasses.replace(
+                node,
+                parameters={key: self._substitute(value, text, typed) for key, value in node.parameters.items()},
+                arguments=tuple(str(self._substitute(value, text, text)) for value in node.arguments),
+                when=(),
+            )
+            for node in self.nodes
+            if all(text[arg] == value for arg, value in node.when)
+        ]
+
+    def _substitute(self, value: Any, text: dict[str, str], typed: dict[str, Any]) -> Any:
+        if not isinstance(value, str):
+            return value
+        whole = _ARG.fullmatch(value)
+        if whole:
+            self.argument(whole.group(1))
+            return typed[whole.group(1)]
+        for name in _ARG.findall(value):
+            self.argument(name)
+        return _ARG.sub(lambda m: text[m.group(1)], value)
+
+
+def graph_file(name: str) -> Path:
+    path = Path(name)
+    if path.suffix in (".yaml", ".yml") and path.exists():
+        return path
+    return config_path("graphs", f"{name}.yaml")
+
+
+def load_graph(name: str) -> Graph:
+    """Load config/graphs/NAME.yaml (or a path to a graph file)."""
+    path = graph_file(name)
+    if not path.exists():
+        known = sorted(p.stem for p in config_path("graphs").glob("*.yaml"))
+        raise GraphError(f"no graph {name!r} (looked for {path}); known graphs: {known}")
+    data = yaml.safe_load(path.read_text()) or {}
+    try:
+        arguments = tuple(
+            Argument(
+                name=arg_name,
+                default=str(spec.get("default", "")),
+                description=str(spec.get("description", "")),
+                type=str(spec.get("type", "str")),
+            )
+            for arg_name, spec in (data.get("arguments") or {}).items()
+        )
+        for arg in arguments:
+            if arg.type not in _TYPES:
+                raise GraphError(f"{path}: argument {arg.name}: type {arg.type!r} is not one of {list(_TYPES)}")
+            arg.convert(arg.default)
+        nodes = []
+        for i, spec in enumerate(data.get("nodes") or []):
+            if "executable" not in spec:
+                raise GraphError(f"{path}: nodes[{i}] has no 'executable'")
+            nodes.append(
+                NodeSpec(
+                    executable=spec["executable"],
+                    name=spec.get("name", spec["executable"]),
+                    required=bool(spec.get("required", True)),
+                    parameters=dict(spec.get("parameters") or {}),
+                    remappings=tuple(tuple(pair) for pair in (spec.get("remappings") or {}).items()),
+                    ros=bool(spec.get("ros", True)),
+                    arguments=tuple(str(a) for a in spec.get("arguments") or ()),
+                    when=tuple((str(k), str(v)) for k, v in (spec.get("when") or {}).items()),
+                )
+            )
+    except (AttributeError, TypeError) as exc:
+        raise GraphError(f"{path}: malformed graph file ({exc})") from None
+    if not nodes:
+        raise GraphError(f"{path}: the graph has no nodes")
+    return Graph(
+        name=path.stem,
+        description=str(data.get("description", "")),
+        arguments=arguments,
+        nodes=tuple(nodes),
+        source=path,
+        unavailable=str(data.get("unavailable", "")),
+    )

@@ -1,0 +1,172 @@
+"""A thin process supervisor for pip environments (no ros2 launch there).
+
+Starts each node of a resolved graph as its own process (``python -m g1_teleop.nodes.EXE``), prefixes
+its output with the node name, stops every node on SIGINT/SIGTERM, and stops everything when a required
+node dies. Nodes are stopped with SIGTERM: rclpy shuts down cleanly on it, and a node still importing its
+libraries ends silently (a SIGINT there would print a KeyboardInterrupt traceback).
+ROS-free: nodes get their parameters through a ``--params-file``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+import yaml
+
+from g1_teleop.launching.graph_description import NodeSpec
+
+RUNNER_PID_ENV = "G1_TELEOP_RUNNER_PID"  # set for the runner's children: the pid they stop with
+_PR_SET_PDEATHSIG = 1  # prctl option (Linux)
+
+
+def stop_with_runner() -> None:
+    """In a node the runner started, on Linux: SIGTERM to this process when the runner dies, even by SIGKILL,
+    so that no node outlives it (a bridge still talking to a robot, a simulator using the cores). Outside the
+    runner (ros2 launch, ros2 run) and elsewhere: nothing."""
+    runner_pid = os.environ.get(RUNNER_PID_ENV)
+    if not runner_pid or not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    if os.getppid() != int(runner_pid):  # the runner died before this process got here
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
+def node_command(spec: NodeSpec, params_file: Path, namespace: str = "") -> list[str]:
+    """The command line that runs one node with its parameters and remappings (or a plain process)."""
+    if not spec.ros:
+        return [sys.executable, "-m", f"g1_teleop.{spec.executable}", *spec.arguments]
+    cmd = [sys.executable, "-m", f"g1_teleop.nodes.{spec.executable}", "--ros-args",
+           "-r", f"__node:={spec.name}", "--params-file", str(params_file)]
+    if namespace:
+        cmd += ["-r", f"__ns:={namespace}"]
+    for source, target in spec.remappings:
+        cmd += ["-r", f"{source}:={target}"]
+    return cmd
+
+
+@dataclass
+class _Child:
+    spec: NodeSpec
+    process: subprocess.Popen
+    pump: threading.Thread
+
+
+class GraphProcesses:
+    """The running processes of one graph."""
+
+    def __init__(
+        self,
+        nodes: Sequence[NodeSpec],
+        *,
+        namespace: str = "",
+        env: dict[str, str] | None = None,
+        output: Callable[[str], None] | None = None,
+    ) -> None:
+        self.nodes = list(nodes)
+        self.namespace = namespace
+        self.env = {**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1", RUNNER_PID_ENV: str(os.getpid())}
+        self.output = output or (lambda line: print(line, flush=True))
+        self._children: list[_Child] = []
+        self._killed: set[str] = set()  # nodes stopped on purpose (fault injection): their exit is no failure
+        self._tmp = tempfile.TemporaryDirectory(prefix="g1_teleop_params_")
+        self.failure: str | None = None
+
+    def start(self) -> None:
+        width = max(len(n.name) for n in self.nodes)
+        for spec in self.nodes:
+            params_file = Path(self._tmp.name) / f"{spec.name}.yaml"
+            params_file.write_text(yaml.safe_dump({"/**": {"ros__parameters": spec.parameters}}))
+            process = subprocess.Popen(
+                node_command(spec, params_file, self.namespace),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env=self.env,
+                text=True,
+                bufsize=1,
+                start_new_session=True,  # our signal handling decides when children stop
+            )
+            prefix = f"[{spec.name.ljust(width)}] "
+            pump = threading.Thread(target=self._pump, args=(process.stdout, prefix), daemon=True)
+            pump.start()
+            self._children.append(_Child(spec, process, pump))
+
+    def _pump(self, stream: IO[str], prefix: str) -> None:
+        for line in stream:
+            self.output(prefix + line.rstrip("\n"))
+
+    def alive(self) -> list[str]:
+        return [c.spec.name for c in self._children if c.process.poll() is None]
+
+    def check(self) -> str | None:
+        """Name the first required node that exited, with its exit code, or None."""
+        for child in self._children:
+            code = child.process.poll()
+            if code is not None and child.spec.required and child.spec.name not in self._killed:
+                self.failure = f"required node {child.spec.name} exited with code {code}"
+                return self.failure
+        return None
+
+    def pid(self, name: str) -> int:
+        """The process id of one node (its process group's too: a node's own processes share it)."""
+        child = next((c for c in self._children if c.spec.name == name), None)
+        if child is None:
+            raise KeyError(f"no node {name!r} in this graph; nodes: {[c.spec.name for c in self._children]}")
+        return child.process.pid
+
+    def kill(self, name: str, sig: int = signal.SIGKILL) -> None:
+        """Send ``sig`` to one node's process group, the processes it started included (fault injection: a
+        policy that dies, a process starved by SIGSTOP and SIGCONT); from then on its exit is not a failure."""
+        pid = self.pid(name)
+        self._killed.add(name)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, sig)
+
+    def stop(self, timeout_s: float = 5.0) -> dict[str, int | None]:
+        """SIGTERM every node, then SIGKILL what is left; return the exit codes."""
+        for sig, wait_s in ((signal.SIGTERM, timeout_s), (signal.SIGKILL, 2.0)):
+            running = [c for c in self._children if c.process.poll() is None]
+            if not running:
+                break
+            for child in running:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(child.process.pid, sig)
+            deadline = time.monotonic() + wait_s
+            for child in running:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    child.process.wait(max(0.0, deadline - time.monotonic()))
+        for child in self._children:
+            child.pump.join(timeout=1.0)
+        self._tmp.cleanup()
+        return {c.spec.name: c.process.poll() for c in self._children}
+
+    def wait(self, poll_s: float = 0.2) -> int:
+        """Run until a required node dies or a signal arrives; stop everything; return an exit code."""
+        stop = threading.Event()
+        previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            while not stop.wait(poll_s):
+                if self.check():
+                    self.output(f"[runner] {self.failure}: stopping the graph")
+                    break
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+            codes = self.stop()
+        unclean = {name: code for name, code in codes.items() if code not in (0, -signal.SIGTERM)}
+        if unclean and not self.failure:
+            self.output(f"[runner] nodes that did not exit cleanly: {unclean}")
+        return 1 if self.failure else 0

@@ -1,0 +1,83 @@
+"""bag_recorder: the graph's topics into a rosbag2 bag (MCAP), for pip environments without `ros2 bag`.
+
+Subscribes to every topic of the topic contract (README) with the reliability and durability its publisher
+offers, takes each message's serialized bytes as they came over DDS and writes them with the node clock's
+time (simulated time with use_sim_time) into a new bag folder (g1_teleop.core.rosbag). Used by `g1-teleop record`
+and by the main job (the run directory's bag/). Topics that never carry a message are left out of the bag.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from diagnostic_msgs.msg import DiagnosticArray
+from geometry_msgs.msg import PoseStamped, Twist
+from nav_msgs.msg import Odometry
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.qos import HistoryPolicy, QoSProfile
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import Imu, JointState, Joy, TimeReference
+from std_msgs.msg import String
+
+from g1_teleop.core.rosbag import BagWriter
+from g1_teleop.ros.node_support import QOS_COMMAND, QOS_LATCHED, QOS_SENSOR, QOS_STATE
+
+# The topic contract: each topic with its type and the QoS its publisher offers.
+GRAPH_TOPICS: dict[str, tuple[type, QoSProfile]] = {
+    "xr/head": (PoseStamped, QOS_SENSOR),
+    "xr/left_wrist": (PoseStamped, QOS_SENSOR),
+    "xr/right_wrist": (PoseStamped, QOS_SENSOR),
+    "joy": (Joy, QOS_SENSOR),
+    "cmd_vel": (Twist, QOS_SENSOR),
+    "teleop/mode_request": (String, QOS_COMMAND),
+    "teleop/arm_target": (JointState, QOS_COMMAND),
+    "teleop/mode": (String, QOS_LATCHED),
+    "teleop/trace": (TimeReference, QOS_COMMAND),
+    "teleop/hand_target": (JointState, QOS_COMMAND),
+    "joint_command": (JointState, QOS_COMMAND),
+    "joint_states": (JointState, QOS_STATE),
+    "hand_states": (JointState, QOS_STATE),
+    "imu": (Imu, QOS_STATE),
+    "odom": (Odometry, QOS_STATE),
+    "/clock": (Clock, QOS_STATE),
+    "diagnostics": (DiagnosticArray, QOS_STATE),
+}
+_DEPTH = 200  # deep enough for a lockstep graph's bursts
+
+
+def type_name(msg_class: type) -> str:
+    """The ROS 2 name of a message class, e.g. ``sensor_msgs/msg/JointState``."""
+    return f"{msg_class.__module__.split('.')[0]}/msg/{msg_class.__name__}"
+
+
+class BagRecorder(Node):
+    """Records ``topics`` (names of GRAPH_TOPICS, relative to the node's namespace) into a new bag at ``path``."""
+
+    def __init__(self, path: str | Path, topics: list[str] | None = None, use_sim_time: bool = False,
+                 node_name: str = "bag_recorder", namespace: str = "", context=None) -> None:
+        super().__init__(node_name, namespace=namespace, context=context,
+                         parameter_overrides=[Parameter("use_sim_time", value=use_sim_time)])
+        unknown = sorted(set(topics or ()) - set(GRAPH_TOPICS))
+        if unknown:
+            raise ValueError(f"not topics of the graph: {unknown}; known: {sorted(GRAPH_TOPICS)}")
+        self.writer = BagWriter(path)
+        for topic in topics or list(GRAPH_TOPICS):
+            msg_class, offered = GRAPH_TOPICS[topic]
+            qos = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=_DEPTH, reliability=offered.reliability,
+                             durability=offered.durability)
+            resolved: list[str] = []  # the subscription's fully qualified name, as `ros2 bag` records it
+            subscription = self.create_subscription(msg_class, topic, self._recorder(resolved, type_name(msg_class)),
+                                                    qos, raw=True)
+            resolved.append(subscription.topic_name)
+
+    def _recorder(self, resolved: list[str], msgtype: str):
+        def record(data: bytes) -> None:
+            self.writer.write(resolved[0], msgtype, self.get_clock().now().nanoseconds, data)
+
+        return record
+
+    def close(self) -> dict[str, int]:
+        """Finish the bag; returns the messages written per topic (fully qualified names)."""
+        self.writer.close()
+        return dict(self.writer.counts)

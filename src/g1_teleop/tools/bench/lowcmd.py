@@ -1,0 +1,252 @@
+"""`g1-teleop bench lowcmd`: the hardware bridge's LowCmd path, measured against the virtual robot.
+
+Runs the virtual robot (on its gantry) and hw_bridge as separate processes, the robot's topics on
+CycloneDDS over lo, the ROS side on a private domain with localhost-only discovery (so nothing here can
+reach a robot or a graph on the network). Figures:
+
+* ``encode_crc``: packing one LowCmd with its CRC and its CDR bytes, this process (µs);
+  ``write``: handing those bytes to CycloneDDS with the virtual robot's reader matched (µs). Measured
+  before the bridge starts, at 500 Hz, with zero-gain commands.
+* ``lowcmd_period``: time between LowCmd arrivals at a probe on the robot's domain, at 500 Hz, while the
+  bridge is ACTIVE (ms); ``lowcmd_jitter_p99_ms`` is the 99th percentile of |period − 2 ms|. ``bridge_*``
+  are the bridge's own figures from its diagnostics (its loop period and tick time; the CPU use of the LowCmd
+  loop, of the LowCmd process and of the ROS side: ``bridge_process_cpu_percent``).
+* ``command_latency``: this process publishes joint_command at 50 Hz, each with a distinct left elbow
+  target; the latency is from the publish to the arrival of the first LowCmd that carries it (ms), over
+  every phase of the 2 ms loop (``COMMAND_PERIOD_S``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import threading
+import time
+
+import numpy as np
+
+from g1_teleop.tools.bench.registry import BenchError
+
+ROS_DOMAIN_ID = 231  # the bench's own domains: never a robot's (0) nor the tests' (1–200)
+ROBOT_DOMAIN_ID = 230
+ELBOW = "left_elbow_joint"
+ELBOW_STEP_RAD = 1e-5  # distinct targets, 0–999 steps above the default: 20 s of them (float32: 84 ulp a step)
+MAX_LATENCY_S = 0.5  # a command whose LowCmd has not come by then counts as lost
+# 50 Hz, but 0.3 ms longer: a command's wait for the next 2 ms LowCmd tick sweeps the whole period every
+# 7 commands. At exactly 20 ms (ten ticks) the phase between publisher and loop hardly moves, and a run's
+# latency would be that one phase's (measured: p50 1.2 to 3.3 ms between runs of the same code).
+COMMAND_PERIOD_S = 0.0203
+
+
+def _us(prefix: str, samples_s: list[float]) -> dict[str, float]:
+    us = np.asarray(samples_s) * 1e6
+    return {f"{prefix}_p50_us": round(float(np.percentile(us, 50)), 2),
+            f"{prefix}_p99_us": round(float(np.percentile(us, 99)), 2)}
+
+
+def _ms(prefix: str, samples_s: list[float]) -> dict[str, float]:
+    ms = np.asarray(samples_s) * 1e3
+    return {f"{prefix}_p50_ms": round(float(np.percentile(ms, 50)), 3),
+            f"{prefix}_p99_ms": round(float(np.percentile(ms, 99)), 3),
+            f"{prefix}_max_ms": round(float(ms.max()), 3)}
+
+
+def _encode_and_write(probe, writes: int) -> dict[str, float]:
+    """Pack + CRC + CDR, then the DDS write, of zero-gain LowCmds at 500 Hz to the virtual robot."""
+    from cyclonedds._clayer import ddspy_write
+    from cyclonedds.pub import DataWriter
+    from cyclonedds.topic import Topic
+    from unitree_sdk2py.idl.unitree_hg.msg.dds_ import LowCmd_
+
+    from g1_teleop.core.limits import JointCommand
+    from g1_teleop.hardware.lowcmd import MODE_PR, NUM_BODY_JOINTS, lowcmd_to_cdr, motor_slots, pack_lowcmd
+    from g1_teleop.tools.virtual_robot import DEFAULT_MODE_MACHINE
+
+    participant = probe.participant
+    writer = DataWriter(participant, Topic(participant, "rt/lowcmd", LowCmd_))
+    zero = JointCommand.damping(NUM_BODY_JOINTS, 0.0)
+    encode, write = [], []
+    next_s = time.monotonic()
+    for _ in range(writes):
+        next_s += 0.002
+        time.sleep(max(0.0, next_s - time.monotonic()))
+        t0 = time.perf_counter()
+        cdr = lowcmd_to_cdr(pack_lowcmd(MODE_PR, DEFAULT_MODE_MACHINE, **motor_slots(zero))[0])
+        t1 = time.perf_counter()
+        if ddspy_write(writer._ref, cdr) < 0:
+            raise BenchError("CycloneDDS refused a LowCmd write on lo")
+        write.append(time.perf_counter() - t1)
+        encode.append(t1 - t0)
+    del writer
+    total = np.asarray(encode) + np.asarray(write)
+    return {**_us("encode_crc", encode), **_us("write", write), **_us("encode_crc_write", list(total)),
+            "writes": writes}
+
+
+class _Operator:
+    """The bench's ROS node: the bridge's state from diagnostics, its services, and a 50 Hz policy."""
+
+    def __init__(self, context, joint_names: tuple[str, ...], default_q: np.ndarray) -> None:
+        import rclpy
+        from diagnostic_msgs.msg import DiagnosticArray
+        from rclpy.executors import SingleThreadedExecutor
+        from sensor_msgs.msg import JointState
+        from std_srvs.srv import Trigger
+
+        from g1_teleop.ros.node_support import QOS_COMMAND, QOS_STATE
+
+        self._trigger, self._joint_state = Trigger, JointState
+        self.node = rclpy.create_node("bench_lowcmd", context=context)
+        self.executor = SingleThreadedExecutor(context=context)
+        self.executor.add_node(self.node)
+        self.state = ""
+        self.figures: dict[str, str] = {}
+        self.node.create_subscription(DiagnosticArray, "diagnostics", self._on_diagnostics, QOS_STATE)
+        self.publisher = self.node.create_publisher(JointState, "joint_command", QOS_COMMAND)
+        self.names, self.default_q = list(joint_names), default_q
+        self.elbow = self.names.index(ELBOW)
+        self.published: list[tuple[float, float]] = []  # (time.monotonic() before publish, elbow target)
+        self.publishing = threading.Event()
+        self._closing = threading.Event()
+        self._thread = threading.Thread(target=self._policy, daemon=True)
+        self._thread.start()
+
+    def _on_diagnostics(self, msg) -> None:
+        for status in msg.status:
+            if status.name.endswith("hw_bridge"):
+                self.state = status.message.split(":")[0]
+                values = {kv.key: kv.value for kv in status.values}
+                if "lowcmd_period_p99_ms" in values:
+                    self.figures = values
+
+    def _policy(self) -> None:
+        k, next_s = 0, time.monotonic()
+        while not self._closing.is_set():
+            next_s += COMMAND_PERIOD_S
+            time.sleep(max(0.0, next_s - time.monotonic()))
+            if self.publishing.is_set():
+                q = self.default_q.copy()
+                q[self.elbow] += ELBOW_STEP_RAD * (k % 1000)
+                k += 1
+                self.published.append((time.monotonic(), float(q[self.elbow])))
+                self.publisher.publish(self._joint_state(name=self.names, position=q.tolist()))
+
+    def spin_until(self, condition, timeout_s: float, graph, what: str) -> None:
+        deadline = time.monotonic() + timeout_s
+        while not condition():
+            if (failure := graph.check()) is not None:
+                raise BenchError(f"{failure} while waiting for {what}")
+            if time.monotonic() > deadline:
+                raise BenchError(f"no {what} within {timeout_s:g} s (bridge state: {self.state or 'unknown'})")
+            self.executor.spin_once(timeout_sec=0.01)
+
+    def call(self, service: str, graph) -> None:
+        client = self.node.create_client(self._trigger, service)
+        self.spin_until(client.service_is_ready, 30.0, graph, f"service {service}")
+        future = client.call_async(self._trigger.Request())
+        self.spin_until(future.done, 5.0, graph, f"an answer from {service}")
+        if not future.result().success:
+            raise BenchError(f"{service} refused: {future.result().message}")
+
+    def close(self) -> None:
+        self._closing.set()
+        self._thread.join(timeout=1.0)
+        self.executor.shutdown()
+        self.node.destroy_node()
+
+
+def _latencies(published: list[tuple[float, float]], lowcmds, elbow: int) -> tuple[list[float], int]:
+    """Publish → first LowCmd carrying that elbow target (float32 in the LowCmd); and how many did not come
+    within MAX_LATENCY_S (a newer command replaced them before the bridge's executor took them)."""
+    times = np.array([s.t for s in lowcmds])
+    elbows = np.array([s.q[elbow] for s in lowcmds])
+    latencies, missing = [], 0
+    for t_pub, value in published:
+        start = int(np.searchsorted(times, t_pub, side="right"))
+        end = int(np.searchsorted(times, t_pub + MAX_LATENCY_S, side="right"))
+        hits = np.flatnonzero(np.abs(elbows[start:end] - value) < ELBOW_STEP_RAD / 4)
+        if len(hits):
+            latencies.append(float(times[start + hits[0]] - t_pub))
+        else:
+            missing += 1
+    return latencies, missing
+
+
+def bench_lowcmd(seconds: float = 5.0, writes: int = 2500) -> dict[str, float]:
+    import rclpy
+
+    from g1_teleop.core.robot_description import load_robot
+    from g1_teleop.launching.graph_description import load_graph
+    from g1_teleop.launching.process_runner import GraphProcesses
+    from g1_teleop.tools.robot_probe import RobotProbe
+
+    try:
+        import unitree_sdk2py  # noqa: F401
+    except ImportError:
+        raise BenchError("unitree_sdk2py is not installed: run scripts/install_robot_sdk.sh (./run test does)") \
+            from None
+    robot = load_robot()
+    env = {"ROS_DOMAIN_ID": str(ROS_DOMAIN_ID), "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}
+    nodes = load_graph("real").resolve({"robot": "virtual", "network_interface": "lo",
+                                        "robot_domain_id": str(ROBOT_DOMAIN_ID), "controller": "hold",
+                                        "command_timeout_s": "0.25"})
+    nodes = [n if n.name != "hw_bridge" else dataclasses.replace(
+        n, parameters={**n.parameters, "ramp_duration_s": 0.5, "activate_blend_s": 0.0})
+        for n in nodes if n.name in ("virtual_robot", "hw_bridge")]
+    log: list[str] = []
+    graph = GraphProcesses([n for n in nodes if n.name == "virtual_robot"], env=env, output=log.append)
+    bridge = GraphProcesses([n for n in nodes if n.name == "hw_bridge"], env=env, output=log.append)
+    probe = RobotProbe(ROBOT_DOMAIN_ID)
+    os.environ.update(env)  # this process's ROS side too
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=ROS_DOMAIN_ID)
+    operator = None
+    try:
+        graph.start()
+        deadline = time.monotonic() + 60.0
+        while not probe.lowstate_times:
+            if time.monotonic() > deadline or graph.check():
+                raise BenchError("the virtual robot published no LowState within 60 s:\n" + "\n".join(log[-20:]))
+            time.sleep(0.05)
+        figures = _encode_and_write(probe, writes)
+        bridge.start()
+        operator = _Operator(context, robot.joint_names, robot.default_q)
+        operator.spin_until(lambda: operator.state == "ZERO_TORQUE", 60.0, bridge, "ZERO_TORQUE")
+        operator.call("hw_bridge/start", bridge)
+        operator.spin_until(lambda: operator.state == "HOLD", 5.0, bridge, "HOLD")
+        operator.publishing.set()
+        operator.spin_until(lambda: len(operator.published) > 5, 2.0, bridge, "joint_command")
+        operator.call("hw_bridge/activate", bridge)
+        operator.spin_until(lambda: operator.state == "ACTIVE", 2.0, bridge, "ACTIVE")
+        window_start = time.monotonic()
+        operator.published.clear()
+        operator.spin_until(lambda: time.monotonic() - window_start > seconds, seconds + 5.0, bridge, "the end")
+        if operator.state != "ACTIVE":
+            raise BenchError(f"the bridge left ACTIVE during the measurement ({operator.state}):\n"
+                             + "\n".join(log[-20:]))
+        published = [p for p in operator.published if p[0] < time.monotonic() - 0.2]  # their LowCmds are in
+        lowcmds = [s for s in probe.lowcmds if s.t >= window_start]
+        bridge_figures = dict(operator.figures)
+    finally:
+        if operator is not None:
+            operator.publishing.clear()
+            operator.close()
+        bridge.stop()
+        graph.stop()
+        probe.close()
+        context.try_shutdown()
+    arrivals = np.diff([s.t for s in lowcmds])
+    latencies, missing = _latencies(published, lowcmds, robot.joint_names.index(ELBOW))
+    if not latencies:
+        raise BenchError("no joint_command reached a LowCmd")
+    return {
+        **figures,
+        **_ms("lowcmd_period", list(arrivals)),
+        "lowcmd_jitter_p99_ms": round(float(np.percentile(np.abs(arrivals - 0.002), 99)) * 1e3, 3),
+        **_ms("command_latency", latencies),
+        "commands": len(published), "commands_without_lowcmd": missing,
+        **{f"bridge_{key}": float(bridge_figures[key]) for key in (
+            "lowcmd_period_p50_ms", "lowcmd_period_p99_ms", "lowcmd_tick_p50_us", "lowcmd_tick_p99_us",
+            "lowcmd_loop_cpu_percent", "lowcmd_process_cpu_percent", "process_cpu_percent") if key in bridge_figures},
+        "seconds": seconds,
+    }

@@ -1,0 +1,206 @@
+"""g1-teleop: the command-line entry point (sim, launch, bench)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from g1_teleop.control.learned.policy_files import PolicyFileError
+
+
+def _cmd_sim(args: argparse.Namespace) -> int:
+    from g1_teleop.tools.sim_job import SimJobConfig, run_sim_job
+
+    gantry = args.gantry if args.gantry is not None else args.controller == "hold"
+    cfg = SimJobConfig(duration_s=args.duration, scenario=args.scenario, replay=args.replay, out_dir=args.out,
+                       model=args.model,
+                       lockstep=not args.realtime, gantry=gantry, viewer=args.viewer, controller=args.controller,
+                       policy_dir=args.policy_dir, pushes="; ".join(args.push))
+    run_dir, summary = run_sim_job(cfg, log=lambda line: print(line, flush=True))
+    keys = ("sim_time_s", "wall_time_s", "realtime_factor", "controller", "gantry", "pushes", "fell", "pelvis_min_z_m",
+            "commands_published", "nodes_alive", "left_wrist_err_p95_m", "right_wrist_err_p95_m")
+    print(json.dumps({k: summary[k] for k in keys}, indent=2))
+    if summary["failure"]:
+        print(f"run failed: {summary['failure']}", file=sys.stderr)
+    print(f"run directory: {run_dir.resolve()}")
+    return 1 if summary["failure"] else 0
+
+
+def _cmd_launch(args: argparse.Namespace) -> int:
+    from g1_teleop.launching.graph_description import load_graph
+    from g1_teleop.launching.process_runner import GraphProcesses
+
+    graph = load_graph(args.graph)
+    values = {}
+    for item in args.arguments:
+        name, sep, value = item.partition(":=")
+        if not sep:
+            raise ValueError(f"launch arguments are written name:=value, got {item!r}")
+        values[name] = value
+    if args.show_args:
+        for arg in graph.arguments:
+            print(f"{arg.name}:={arg.default}  ({arg.type}) {arg.description}")
+        return 0
+    processes = GraphProcesses(graph.resolve(values), namespace=args.namespace)
+    processes.start()
+    return processes.wait()
+
+
+def _cmd_record(args: argparse.Namespace) -> int:
+    import time
+    from datetime import datetime
+
+    import rclpy
+    from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+
+    from g1_teleop.tools.bag_recorder import BagRecorder
+
+    out = args.out or Path("bags") / datetime.now().strftime("%Y%m%d-%H%M%S")
+    rclpy.init()
+    recorder = BagRecorder(out, topics=args.topics, use_sim_time=args.use_sim_time, namespace=args.namespace)
+    executor = SingleThreadedExecutor()
+    executor.add_node(recorder)
+    print(f"recording into {out} (Ctrl-C stops)", flush=True)
+    start = last = time.monotonic()
+    try:
+        while args.duration is None or time.monotonic() - start < args.duration:
+            executor.spin_once(timeout_sec=0.1)
+            if time.monotonic() - last >= 2.0:
+                last = time.monotonic()
+                counts = recorder.writer.counts
+                print(f"  {sum(counts.values())} messages on {len(counts)} topics", flush=True)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        counts = recorder.close()
+        executor.shutdown()
+        recorder.destroy_node()
+        if rclpy.ok():
+            rclpy.shutdown()
+    for topic, count in sorted(counts.items()):
+        print(f"  {topic}: {count}")
+    print(f"bag: {out.resolve()}")
+    return 0
+
+
+def _cmd_policies(args: argparse.Namespace) -> int:
+    from g1_teleop.control.learned.policy_files import OPENWBT_FILES, fetch, resolve_policy_dir, verify
+
+    folder = resolve_policy_dir(args.dir)
+    if args.action == "fetch":
+        kwargs = {"base_url": args.base_url} if args.base_url else {}
+        for path in fetch(folder, progress=lambda line: print(line, flush=True), **kwargs):
+            print(f"ok  {path}")
+        return 0
+    for file in OPENWBT_FILES:  # verify
+        print(f"ok  {verify(folder / file.name, file.sha256)}")
+    return 0
+
+
+def _cmd_virtual_robot(args: argparse.Namespace) -> int:
+    from g1_teleop.tools.virtual_robot import run_from_args
+
+    return run_from_args(args)
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    from g1_teleop.tools.bench.registry import BENCHMARKS, BenchError
+
+    try:
+        figures = BENCHMARKS[args.name]()
+    except BenchError as exc:
+        print(f"g1-teleop bench {args.name}: {exc}", file=sys.stderr)
+        return 1
+    print(json.dumps(figures) if args.json else json.dumps(figures, indent=2))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from g1_teleop.tools.bench.registry import BENCHMARKS
+
+    parser = argparse.ArgumentParser(prog="g1-teleop", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    sim = sub.add_parser("sim", help="run the simulation graph headless on a scenario and write a run directory",
+                         description="Run xr_input → retarget → policy → sim_bridge as separate processes, "
+                                     "record them, and write summary.json, recording.npz and plots.")
+    sim.add_argument("--duration", type=float, default=None,
+                     help="simulated seconds (default: the scenario's duration, 38 s for the default one)")
+    sim.add_argument("--scenario", default="default", help="scenario name in config/scenarios/ or a YAML path")
+    sim.add_argument("--replay", default="", metavar="BAG",
+                     help="replay the operator input (xr/*, joy) recorded in a bag (a run's bag/, or `g1-teleop "
+                          "record`) instead of a scenario; in lockstep a run replayed into the same graph repeats")
+    sim.add_argument("--out", type=Path, default=None, help="run directory (default runs/sim-DATE-TIME)")
+    sim.add_argument("--model", default="", help="robot model file (URDF or MJCF) instead of the project's")
+    sim.add_argument("--realtime", action="store_true", help="run in real time instead of lockstep")
+    sim.add_argument("--controller", choices=["builtin", "hold", "openwbt"], default="builtin",
+                     help="legs: builtin (model-based standing and squat, balances, no weights), hold (the default "
+                          "pose by joint PD, on the gantry) or openwbt (OpenWBT's squat/locomotion policies; see "
+                          "`g1-teleop policies fetch`)")
+    sim.add_argument("--policy-dir", default="", help="policy folder (default $G1_TELEOP_POLICY_DIR)")
+    sim.add_argument("--gantry", action=argparse.BooleanOptionalAction, default=None,
+                     help="hold the torso with a virtual gantry (default: on with --controller hold, else off)")
+    sim.add_argument("--push", action="append", default=[], metavar="START,FX,FY,FZ,DURATION",
+                     help="push the pelvis with FX, FY, FZ newtons (world frame) from START for DURATION simulated "
+                          "seconds, e.g. --push 5,0,40,0,0.2 (repeatable)")
+    sim.add_argument("--viewer", action="store_true", help="open MuJoCo's viewer (needs a display)")
+    sim.set_defaults(func=_cmd_sim)
+
+    launch = sub.add_parser("launch", help="run a node graph (the pip-environment launcher)",
+                            description="Start every node of config/graphs/GRAPH.yaml as its own process; "
+                                        "stops all when a required node dies or on Ctrl-C.")
+    launch.add_argument("graph", help="graph name (sim, real) or a graph YAML path")
+    launch.add_argument("arguments", nargs="*", help="launch arguments as name:=value")
+    launch.add_argument("--namespace", default="", help="ROS namespace for every node, e.g. /g1")
+    launch.add_argument("--show-args", action="store_true", help="list the graph's arguments and exit")
+    launch.set_defaults(func=_cmd_launch)
+
+    policies = sub.add_parser("policies", help="download or check OpenWBT's squat/locomotion policies",
+                              description="fetch: download OpenWBT's ONNX policies and configs from upstream and "
+                                          "check their sha256; verify: check the files already there. The folder "
+                                          "is --dir, else $G1_TELEOP_POLICY_DIR, else the user data folder.")
+    policies.add_argument("action", choices=["fetch", "verify"])
+    policies.add_argument("--dir", default=None, help="policy folder")
+    policies.add_argument("--base-url", default=None, help="download from this base URL instead of upstream")
+    policies.set_defaults(func=_cmd_policies)
+
+    record = sub.add_parser("record", help="record the graph's topics into a rosbag2 bag (MCAP)",
+                            description="Subscribe to every topic of the topic contract (or --topics) and write "
+                                        "them into a new bag folder until Ctrl-C: `ros2 bag record` for pip "
+                                        "environments. Foxglove and PlotJuggler open the .mcap; `g1-teleop sim "
+                                        "--replay` and xr_input source:=bag replay its operator topics.")
+    record.add_argument("--out", type=Path, default=None, help="bag folder, new (default bags/DATE-TIME)")
+    record.add_argument("--topics", nargs="+", default=None, help="record only these topics (default: all)")
+    record.add_argument("--namespace", default="", help="the graph's ROS namespace, e.g. /g1")
+    record.add_argument("--use-sim-time", action="store_true", help="log times from /clock (a simulation)")
+    record.add_argument("--duration", type=float, default=None, help="stop after this many wall seconds")
+    record.set_defaults(func=_cmd_record)
+
+    from g1_teleop.tools.virtual_robot import add_arguments as add_virtual_robot_arguments
+
+    virtual = sub.add_parser("virtual-robot", help="a MuJoCo G1 behind the robot's own DDS interface",
+                             description="Publish rt/lowstate at 500 Hz, apply rt/lowcmd (CRC checked) with PD "
+                                         "every physics step, read rt/wirelesscontroller; Ctrl-C or SIGTERM stops it.")
+    add_virtual_robot_arguments(virtual)
+    virtual.set_defaults(func=_cmd_virtual_robot)
+
+    bench = sub.add_parser("bench", help="run a benchmark and print its figures as JSON")
+    bench.add_argument("name", choices=sorted(BENCHMARKS))
+    bench.add_argument("--json", action="store_true", help="one JSON object on one line")
+    bench.set_defaults(func=_cmd_bench)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (ValueError, FileNotFoundError, PolicyFileError) as exc:
+        print(f"g1-teleop {args.command}: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
