@@ -5,7 +5,8 @@ from __future__ import annotations
 import mujoco
 import pytest
 
-from g1_teleop.core.robot_description import Robot, build_mujoco_model, load_robot
+from g1_teleop.core.mujoco_model import build_mujoco_model
+from g1_teleop.core.robot_description import Robot, load_robot
 
 
 @pytest.fixture(scope="session")

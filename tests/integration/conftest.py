@@ -72,7 +72,7 @@ def sim_job(ros_domain, tmp_path) -> Callable[..., SimRun]:
 @pytest.fixture(scope="session")
 def fk(robot):
     """q (29,) → (pelvis_T_left_ee, pelvis_T_right_ee) of the project's model."""
-    from g1_teleop.core.robot_description import build_pinocchio_model
+    from g1_teleop.core.pinocchio_model import build_pinocchio_model
     from g1_teleop.retarget.arm_ik import DualArmIK
 
     return DualArmIK(build_pinocchio_model(robot, floating_base=False), robot.joint_names).end_effector_poses

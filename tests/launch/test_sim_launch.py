@@ -18,7 +18,8 @@ from launch.launch_description_sources import PythonLaunchDescriptionSource
 from rclpy.executors import SingleThreadedExecutor
 
 import launch
-from g1_teleop.core.robot_description import build_pinocchio_model, load_robot
+from g1_teleop.core.pinocchio_model import build_pinocchio_model
+from g1_teleop.core.robot_description import load_robot
 from g1_teleop.retarget.arm_ik import DualArmIK
 from g1_teleop.tools.run_recorder import Recorder
 from support.checks import check_arm_slew, check_pelvis_above, check_recorded, check_wrist_tracking

@@ -13,14 +13,8 @@ import pinocchio as pin
 import pytest
 from scipy.optimize import minimize
 
-from g1_teleop.core.robot_description import (
-    ARM_INDICES,
-    LEFT_ARM_INDICES,
-    WAIST_INDICES,
-    Robot,
-    build_pinocchio_model,
-    load_robot,
-)
+from g1_teleop.core.pinocchio_model import build_pinocchio_model
+from g1_teleop.core.robot_description import ARM_INDICES, LEFT_ARM_INDICES, WAIST_INDICES, Robot, load_robot
 from g1_teleop.retarget.arm_ik import ArmIKConfig, DualArmIK
 
 OFFICIAL_MJCF = Path(__file__).resolve().parents[2].parent / "shared" / "models" / "unitree_g1" / "g1_29dof.xml"

@@ -15,15 +15,9 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from g1_teleop.core.robot_description import (
-    FREE_JOINT_NAME,
-    MjJointMap,
-    PinJointMap,
-    Robot,
-    build_mujoco_model,
-    build_pinocchio_model,
-    load_robot,
-)
+from g1_teleop.core.mujoco_model import MjJointMap, build_mujoco_model
+from g1_teleop.core.pinocchio_model import PinJointMap, build_pinocchio_model
+from g1_teleop.core.robot_description import FREE_JOINT_NAME, Robot, load_robot
 
 OFFICIAL_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "models" / "unitree_g1"
 OFFICIAL_MJCF = OFFICIAL_DIR / "g1_29dof.xml"

@@ -1,7 +1,8 @@
 import numpy as np
 import pytest
 
-from g1_teleop.core.robot_description import ARM_INDICES, build_pinocchio_model
+from g1_teleop.core.pinocchio_model import build_pinocchio_model
+from g1_teleop.core.robot_description import ARM_INDICES
 from g1_teleop.retarget.arm_ik import DualArmIK
 from g1_teleop.retarget.gamepad_ik import GamepadArmTeleop, GamepadMapping, hand_twists
 

@@ -13,23 +13,19 @@ import pinocchio as pin
 import pytest
 import yaml
 
+from g1_teleop.core.mujoco_model import IMU_SENSORS, IMU_SITE, MjJointMap, build_mujoco_model
 from g1_teleop.core.paths import config_path
+from g1_teleop.core.pinocchio_model import PinJointMap, build_pinocchio_model
 from g1_teleop.core.robot_description import (
     ARM_INDICES,
     DEFAULT_KEYFRAME,
     FREE_JOINT_NAME,
-    IMU_SENSORS,
-    IMU_SITE,
     LEFT_ARM_INDICES,
     LEG_INDICES,
     RIGHT_ARM_INDICES,
     WAIST_INDICES,
-    MjJointMap,
-    PinJointMap,
     Robot,
     RobotConfigError,
-    build_mujoco_model,
-    build_pinocchio_model,
     load_robot,
 )
 
@@ -430,3 +426,29 @@ def test_pin_joint_map_errors(robot: Robot) -> None:
         PinJointMap.from_model(model, [*robot.joint_names, "head_joint"])
     with pytest.raises(KeyError, match="not one-degree-of-freedom joints: floating_base_joint"):
         PinJointMap.from_model(model, [FREE_JOINT_NAME])
+
+
+def test_joint_groups_by_name(robot) -> None:
+    names = robot.joint_names
+    assert [names[i] for i in robot.group("legs")] == [n for n in names if "hip" in n or "knee" in n or "ankle" in n]
+    assert [names[i] for i in robot.group("waist")] == [n for n in names if n.startswith("waist")]
+    assert [names[i] for i in robot.group("arms")] == [n for n in names if "shoulder" in n or "elbow" in n
+                                                       or "wrist" in n]
+    assert robot.group_names("ankle_pitch") == ("left_ankle_pitch_joint", "right_ankle_pitch_joint")
+    assert list(robot.group("lower_body")) == list(robot.group("legs")) + list(robot.group("waist"))
+    with pytest.raises(KeyError, match="unknown joint group 'hands'"):
+        robot.group("hands")
+
+
+@pytest.mark.parametrize(
+    ("groups", "message"),
+    [
+        ({"legs": ["left_leg"], "left_leg": ["legs"]}, r"contains itself"),
+        ({"legs": ["left_hip_pitch_joint", "left_hip_pitch_joint"]}, r"joint_groups\.legs: a joint appears twice"),
+        ({"legs": ["left_foot"]}, r"joint_groups\.legs\[0\]: 'left_foot' is neither a joint nor a group"),
+    ],
+)
+def test_joint_group_errors_name_the_key(tmp_path: Path, groups, message: str) -> None:
+    path = _write_config(tmp_path, _set(("joint_groups",), groups))
+    with pytest.raises(RobotConfigError, match=message):
+        load_robot(path)

@@ -11,13 +11,8 @@ import pinocchio as pin
 import pytest
 
 from g1_teleop.core.paths import config_path
-from g1_teleop.core.robot_description import (
-    ARM_INDICES,
-    LEFT_ARM_INDICES,
-    RIGHT_ARM_INDICES,
-    build_pinocchio_model,
-    load_robot,
-)
+from g1_teleop.core.pinocchio_model import build_pinocchio_model
+from g1_teleop.core.robot_description import ARM_INDICES, LEFT_ARM_INDICES, RIGHT_ARM_INDICES, load_robot
 from g1_teleop.operator.scenario import Scenario, ScenarioError, minimum_jerk
 from g1_teleop.operator.xr_frames import DEFAULT_WORLD_T_HEAD
 from g1_teleop.retarget.arm_ik import DualArmIK

@@ -6,7 +6,8 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from g1_teleop.core.robot_description import ARM_INDICES, build_pinocchio_model
+from g1_teleop.core.pinocchio_model import build_pinocchio_model
+from g1_teleop.core.robot_description import ARM_INDICES
 from g1_teleop.retarget.arm_ik import ArmIKConfig, DualArmIK
 from g1_teleop.retarget.self_collision import ArmCollisionModel, ClearanceMonitor
 from g1_teleop.retarget.symbolic_kinematics import joint_placements

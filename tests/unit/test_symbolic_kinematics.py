@@ -9,7 +9,7 @@ import pinocchio as pin
 import pytest
 
 from g1_teleop.core.compiled_function import CompiledFunction
-from g1_teleop.core.robot_description import build_pinocchio_model
+from g1_teleop.core.pinocchio_model import build_pinocchio_model
 from g1_teleop.retarget.symbolic_kinematics import joint_placements, log3, point_jacobian
 
 

@@ -15,7 +15,9 @@ import numpy as np
 import pinocchio as pin
 
 from g1_teleop.core.foot_contacts import FOOT_BODIES, foot_contact_spheres
-from g1_teleop.core.robot_description import LEG_INDICES, PinJointMap, Robot, build_mujoco_model, build_pinocchio_model
+from g1_teleop.core.mujoco_model import build_mujoco_model
+from g1_teleop.core.pinocchio_model import PinJointMap, build_pinocchio_model
+from g1_teleop.core.robot_description import LEG_INDICES, Robot
 
 SOLE_FRAMES = ("left_sole", "right_sole")
 ANKLE_PITCH_INDICES = (4, 10)  # DDS order

@@ -34,19 +34,12 @@ RIGHT_ARM_INDICES = range(22, 29)
 DEFAULT_CONFIG = "g1_29dof.yaml"
 FREE_JOINT_NAME = "floating_base_joint"  # as in the official MJCF
 FRAME_ROLES = ("imu", "left_eye", "right_eye", "left_ee", "right_ee")
-IMU_SITE = "imu"
-IMU_SENSORS = ("imu_quat", "imu_gyro", "imu_acc")
-EYE_FOVY_DEG = 60.0
 DEFAULT_KEYFRAME = "default"
-COLLISION_GEOM_GROUP = 3  # hidden by default in MuJoCo's renderer; visual geoms stay in group 1
-_FLOOR_BIT = 1  # contype/conaffinity bit shared by every collision geom and the floor
 
-_TOP_KEYS = ("model", "base_link", "spawn_height", "joints", "gain_profiles", "mujoco_joint_dynamics",
-             "frames", "self_collision")
+_TOP_KEYS = ("model", "base_link", "spawn_height", "joints", "joint_groups", "gain_profiles",
+             "mujoco_joint_dynamics", "frames", "self_collision")
 _JOINT_KEYS = ("name", "velocity_limit", "default_q")
 _DYNAMICS_KEYS = ("armature", "damping", "frictionloss")
-_IMU_SENSOR_TYPES = (mujoco.mjtSensor.mjSENS_FRAMEQUAT, mujoco.mjtSensor.mjSENS_GYRO,
-                     mujoco.mjtSensor.mjSENS_ACCELEROMETER)
 
 
 class RobotConfigError(ValueError):
@@ -92,6 +85,7 @@ class Robot:
     armature: np.ndarray  # kg·m², MuJoCo
     damping: np.ndarray  # N·m·s/rad, MuJoCo
     frictionloss: np.ndarray  # N·m, MuJoCo
+    joint_groups: Mapping[str, np.ndarray]  # name -> indices in DDS order (read-only)
     gain_profiles: Mapping[str, tuple[np.ndarray, np.ndarray]]  # name -> (kp, kd)
     frames: Mapping[str, FixedFrame]  # by role, see FRAME_ROLES
     self_collision: SelfCollision
@@ -103,6 +97,18 @@ class Robot:
     @property
     def model_is_mjcf(self) -> bool:
         return self.model_path.suffix.lower() == ".xml"
+
+    def group(self, name: str) -> np.ndarray:
+        """Indices (DDS order) of the joints of a named group of ``joint_groups``, e.g. ``robot.group("arms")``."""
+        try:
+            return self.joint_groups[name]
+        except KeyError:
+            raise KeyError(f"unknown joint group {name!r}; {self.config_path} defines {sorted(self.joint_groups)}"
+                           ) from None
+
+    def group_names(self, name: str) -> tuple[str, ...]:
+        """Joint names of a named group, in the group's order."""
+        return tuple(self.joint_names[i] for i in self.group(name))
 
     def gains(self, profile: str) -> tuple[np.ndarray, np.ndarray]:
         """(kp in N·m/rad, kd in N·m·s/rad), each of shape (29,), of a named gain profile."""
@@ -157,6 +163,7 @@ def load_robot(config: Path | None = None, model: Path | None = None) -> Robot:
         q_lower, q_upper, effort_limit, bodies = _read_model(model_file, joint_names)
     except RobotConfigError as exc:
         raise where.key("model").error(str(exc)) from exc
+    joint_groups = _parse_joint_groups(raw["joint_groups"], joint_names, where.key("joint_groups"))
     outside = [
         f"{n} ({q:g} not in [{lo:g}, {hi:g}])"
         for n, q, lo, hi in zip(joint_names, default_q, q_lower, q_upper, strict=True)
@@ -183,6 +190,7 @@ def load_robot(config: Path | None = None, model: Path | None = None) -> Robot:
         armature=dynamics["armature"],
         damping=dynamics["damping"],
         frictionloss=dynamics["frictionloss"],
+        joint_groups=MappingProxyType(joint_groups),
         gain_profiles=MappingProxyType(gain_profiles),
         frames=MappingProxyType(frames),
         self_collision=self_collision,
@@ -197,14 +205,6 @@ def _frozen(values: Any) -> np.ndarray:
     array = np.array(values, dtype=float)
     array.flags.writeable = False
     return array
-
-
-
-
-
-
-
-
 
 
 def _parse_joints(value: Any, where: ConfigLocation) -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:
@@ -222,6 +222,40 @@ def _parse_joints(value: Any, where: ConfigLocation) -> tuple[tuple[str, ...], n
         velocity.append(number(entry["velocity_limit"], at.key("velocity_limit"), minimum=0.0, strict=True))
         default.append(number(entry["default_q"], at.key("default_q")))
     return tuple(names), np.array(velocity), np.array(default)
+
+
+def _parse_joint_groups(value: Any, joint_names: Sequence[str], where: ConfigLocation) -> dict[str, np.ndarray]:
+    """Each group's joint indices; an entry names a joint or another group (expanded in place)."""
+    if not isinstance(value, dict) or not value:
+        raise where.error("expected a non-empty mapping of group name -> list of joint or group names")
+    groups: dict[str, np.ndarray] = {}
+
+    def resolve(name: str, chain: tuple[str, ...]) -> np.ndarray:
+        if name in groups:
+            return groups[name]
+        at = where.key(name)
+        entries = value[name]
+        if not isinstance(entries, list) or not entries:
+            raise at.error(f"expected a non-empty list of joint or group names, got {entries!r}")
+        indices: list[int] = []
+        for i, entry in enumerate(entries):
+            entry = string(entry, at.key(i))
+            if entry in chain:
+                raise at.key(i).error(f"group {entry!r} contains itself")
+            if entry in value:
+                indices.extend(int(j) for j in resolve(entry, (*chain, entry)))
+            elif entry in joint_names:
+                indices.append(joint_names.index(entry))
+            else:
+                raise at.key(i).error(f"{entry!r} is neither a joint nor a group")
+        if len(set(indices)) != len(indices):
+            raise at.error("a joint appears twice")
+        groups[name] = frozen_indices(indices)
+        return groups[name]
+
+    for name in value:
+        resolve(str(name), (str(name),))
+    return groups
 
 
 def _per_joint(value: Any, joint_names: Sequence[str], where: ConfigLocation) -> np.ndarray:
@@ -353,186 +387,8 @@ def _read_model(
     return np.array(lower), np.array(upper), np.array(effort), {b.name for b in spec.bodies}
 
 
-# ---------------------------------------------------------------------------------------------------
-# MuJoCo
-
-
-def build_mujoco_model(robot: Robot, timestep: float = 0.005, floor: bool = True) -> mujoco.MjModel:
-    """MuJoCo model of the robot, with physics step ``timestep`` (s).
-
-    From a URDF (ours by default): a free joint on the base link at ``spawn_height``, one torque motor per
-    joint in DDS order (ctrl = N·m, ctrlrange = ± effort limit), the configured joint dynamics, the fixed
-    frames as bodies (added where the URDF lacks them), site ``imu`` with sensors imu_quat / imu_gyro /
-    imu_acc, cameras on the eye frames, keyframe ``default`` (standing at default_q), collision geoms in
-    group 3 touching the floor and, for the configured group pairs, each other. From a MJCF: the file as
-    it is. With ``floor``, a floor plane and a light are added where the model has no plane.
-    """
-    spec = mujoco.MjSpec.from_file(str(robot.model_path))
-    spec.option.timestep = timestep
-    if not robot.model_is_mjcf:
-        _complete_urdf_spec(spec, robot)
-    if floor and not any(g.type == mujoco.mjtGeom.mjGEOM_PLANE for g in spec.worldbody.geoms):
-        _add_floor(spec)
-    model = spec.compile()
-    if robot.model_is_mjcf:
-        return model
-    # the keyframe needs the compiled qpos layout (a user URDF may have more joints than the 29)
-    standing = model.qpos0.copy()
-    standing[MjJointMap.from_model(model, robot.joint_names).qpos_adr] = robot.default_q
-    spec.add_key(name=DEFAULT_KEYFRAME, qpos=standing)
-    return spec.compile()
-
-
-def _complete_urdf_spec(spec: mujoco.MjSpec, robot: Robot) -> None:
-    spec.compiler.fusestatic = False  # fixed links are frames we need
-    base = spec.body(robot.base_link)
-    base.pos = [0.0, 0.0, robot.spawn_height]
-    base.add_freejoint(name=FREE_JOINT_NAME)
-
-    for i, name in enumerate(robot.joint_names):
-        joint = spec.joint(name)
-        joint.armature = robot.armature[i]
-        joint.damping[0] = robot.damping[i]  # linear term of the damping polynomial
-        joint.frictionloss = robot.frictionloss[i]
-        motor = spec.add_actuator(name=name.removesuffix("_joint"), target=name,
-                                  trntype=mujoco.mjtTrn.mjTRN_JOINT)
-        motor.set_to_motor()
-        motor.ctrllimited = mujoco.mjtLimited.mjLIMITED_TRUE
-        motor.ctrlrange = [-robot.effort_limit[i], robot.effort_limit[i]]
-
-    frame_bodies = {}
-    for role, frame in robot.frames.items():
-        body = spec.body(frame.name)
-        if body is None:
-            body = spec.body(frame.parent).add_body(name=frame.name, pos=frame.position, quat=frame.quat_wxyz)
-        frame_bodies[role] = body
-    frame_bodies["imu"].add_site(name=IMU_SITE, size=[0.01, 0.01, 0.01])
-    for name, sensor_type in zip(IMU_SENSORS, _IMU_SENSOR_TYPES, strict=True):
-        spec.add_sensor(name=name, type=sensor_type, objtype=mujoco.mjtObj.mjOBJ_SITE, objname=IMU_SITE)
-    for role in ("left_eye", "right_eye"):
-        frame_bodies[role].add_camera(name=robot.frames[role].name, fovy=EYE_FOVY_DEG)
-
-    _set_collision_filters(spec, robot.self_collision)
-
-
-def _set_collision_filters(spec: mujoco.MjSpec, self_collision: SelfCollision) -> None:
-    """Collision geoms (the URDF's <collision>) touch the floor, and each other for the configured pairs."""
-    bit = {group: 1 << (i + 1) for i, group in enumerate(self_collision.groups)}
-    partners = dict.fromkeys(self_collision.groups, 0)
-    for a, b in self_collision.pairs:
-        partners[a] |= bit[b]
-        partners[b] |= bit[a]
-    group_of = {link: group for group, links in self_collision.groups.items() for link in links}
-    for geom in spec.geoms:
-        if geom.contype == 0 and geom.conaffinity == 0:
-            continue  # visual geom
-        group = group_of.get(geom.parent.name)
-        geom.group = COLLISION_GEOM_GROUP
-        geom.contype = _FLOOR_BIT | (bit[group] if group else 0)
-        geom.conaffinity = partners[group] if group else 0
-
-
-def _add_floor(spec: mujoco.MjSpec) -> None:
-    spec.add_texture(name="floor", type=mujoco.mjtTexture.mjTEXTURE_2D,
-                     builtin=mujoco.mjtBuiltin.mjBUILTIN_CHECKER, rgb1=[0.2, 0.3, 0.4], rgb2=[0.1, 0.2, 0.3],
-                     width=300, height=300)
-    spec.add_material(name="floor", textures=["", "floor"], texrepeat=[5.0, 5.0], texuniform=True)
-    spec.worldbody.add_geom(name="floor", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0.0, 0.0, 0.05],
-                            material="floor", contype=_FLOOR_BIT, conaffinity=_FLOOR_BIT)
-    spec.worldbody.add_light(name="sun", pos=[0.0, 0.0, 3.0], dir=[0.0, 0.0, -1.0],
-                             type=mujoco.mjtLightType.mjLIGHT_DIRECTIONAL)
-
-
-@dataclass(frozen=True, eq=False)
-class MjJointMap:
-    """DDS joint index -> MuJoCo ``qpos_adr``, ``dof_adr`` and ``actuator_id``, each of shape (29,)."""
-
-    qpos_adr: np.ndarray
-    dof_adr: np.ndarray
-    actuator_id: np.ndarray
-
-    @classmethod
-    def from_model(cls, model: mujoco.MjModel, joint_names: Sequence[str]) -> MjJointMap:
-        """Look the joints up by name; raise KeyError naming joints (or actuators) the model lacks."""
-        joint_ids = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, n) for n in joint_names]
-        missing = [n for n, j in zip(joint_names, joint_ids, strict=True) if j < 0]
-        if missing:
-            raise KeyError(f"model lacks joints: {', '.join(missing)}")
-        hinge = mujoco.mjtJoint.mjJNT_HINGE
-        not_hinge = [n for n, j in zip(joint_names, joint_ids, strict=True) if model.jnt_type[j] != hinge]
-        if not_hinge:
-            raise KeyError(f"not hinge joints: {', '.join(not_hinge)}")
-        by_joint = {
-            int(model.actuator_trnid[a, 0]): a
-            for a in range(model.nu)
-            if model.actuator_trntype[a] == mujoco.mjtTrn.mjTRN_JOINT
-        }
-        unactuated = [n for n, j in zip(joint_names, joint_ids, strict=True) if j not in by_joint]
-        if unactuated:
-            raise KeyError(f"no actuator drives joints: {', '.join(unactuated)}")
-        return cls(
-            qpos_adr=_frozen_int(model.jnt_qposadr[joint_ids]),
-            dof_adr=_frozen_int(model.jnt_dofadr[joint_ids]),
-            actuator_id=_frozen_int([by_joint[j] for j in joint_ids]),
-        )
-
-
-def _frozen_int(values: Any) -> np.ndarray:
+def frozen_indices(values: Any) -> np.ndarray:
+    """A read-only integer index array."""
     array = np.array(values, dtype=np.intp)
     array.flags.writeable = False
     return array
-
-
-# ---------------------------------------------------------------------------------------------------
-# Pinocchio
-
-
-def build_pinocchio_model(robot: Robot, floating_base: bool = False) -> pin.Model:
-    """Pinocchio model of the robot (fixed base: base link at the world origin; or a free flyer).
-
-    A MJCF's own free joint is kept for ``floating_base`` and locked at the origin otherwise. The fixed
-    frames of the configuration are added (as operational frames) where the model lacks them.
-    """
-    path = str(robot.model_path)
-    if not robot.model_is_mjcf:
-        model = (pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer(), FREE_JOINT_NAME) if floating_base
-                 else pin.buildModelFromUrdf(path))
-    else:
-        model = pin.buildModelFromMJCF(path)
-        has_free_joint = model.njoints > 1 and model.joints[1].shortname() == "JointModelFreeFlyer"
-        if has_free_joint and not floating_base:
-            model = pin.buildReducedModel(model, [1], pin.neutral(model))
-        elif floating_base and not has_free_joint:
-            model = pin.buildModelFromMJCFAndRootJoint(path, pin.JointModelFreeFlyer(), FREE_JOINT_NAME)
-    for frame in robot.frames.values():
-        if model.existFrame(frame.name):
-            continue
-        parent_id = model.getFrameId(frame.parent, pin.FrameType.BODY)
-        parent = model.frames[parent_id]
-        parent_T_frame = pin.SE3(frame.parent_T_frame)
-        model.addFrame(pin.Frame(frame.name, parent.parentJoint, parent_id, parent.placement * parent_T_frame,
-                                 pin.FrameType.OP_FRAME))
-    return model
-
-
-@dataclass(frozen=True, eq=False)
-class PinJointMap:
-    """DDS joint index -> Pinocchio configuration / velocity indices ``idx_q``, ``idx_v`` (29,)."""
-
-    idx_q: np.ndarray
-    idx_v: np.ndarray
-
-    @classmethod
-    def from_model(cls, model: pin.Model, joint_names: Sequence[str]) -> PinJointMap:
-        """Look the joints up by name; raise KeyError naming joints the model lacks."""
-        missing = [n for n in joint_names if not model.existJointName(n)]
-        if missing:
-            raise KeyError(f"model lacks joints: {', '.join(missing)}")
-        joint_ids = [model.getJointId(n) for n in joint_names]
-        not_1dof = [
-            n for n, j in zip(joint_names, joint_ids, strict=True) if model.nqs[j] != 1 or model.nvs[j] != 1
-        ]
-        if not_1dof:
-            raise KeyError(f"not one-degree-of-freedom joints: {', '.join(not_1dof)}")
-        return cls(idx_q=_frozen_int([model.idx_qs[j] for j in joint_ids]),
-                   idx_v=_frozen_int([model.idx_vs[j] for j in joint_ids]))

@@ -23,7 +23,9 @@ from scipy.spatial.transform import Rotation
 from sensor_msgs.msg import JointState, Joy
 
 from g1_teleop.core.joint_vector import JointIndex, MalformedJointMessage
-from g1_teleop.core.robot_description import build_mujoco_model, build_pinocchio_model, load_robot
+from g1_teleop.core.mujoco_model import build_mujoco_model
+from g1_teleop.core.pinocchio_model import build_pinocchio_model
+from g1_teleop.core.robot_description import load_robot
 from g1_teleop.core.stamp_sync import StampSync
 from g1_teleop.retarget.arm_ik import ArmIKConfig, DualArmIK
 from g1_teleop.retarget.gamepad_ik import GamepadArmTeleop, GamepadMapping

@@ -26,7 +26,8 @@ from std_msgs.msg import Empty
 from g1_teleop.core.input_watchdog import Freshness, InputWatchdog, WatchdogConfig
 from g1_teleop.core.joint_vector import JointIndex, MalformedJointMessage
 from g1_teleop.core.limits import CommandLimiter, JointCommand, JointLimits
-from g1_teleop.core.robot_description import build_mujoco_model, load_robot
+from g1_teleop.core.mujoco_model import build_mujoco_model
+from g1_teleop.core.robot_description import load_robot
 from g1_teleop.ros.node_support import (
     QOS_COMMAND,
     QOS_LATCHED,

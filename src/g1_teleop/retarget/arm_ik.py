@@ -27,7 +27,7 @@ import pinocchio as pin
 
 from g1_teleop.core.compiled_function import CompiledFunction
 from g1_teleop.core.filters import WeightedMovingFilter
-from g1_teleop.core.robot_description import PinJointMap
+from g1_teleop.core.pinocchio_model import PinJointMap
 from g1_teleop.retarget.self_collision import ArmCollisionModel
 from g1_teleop.retarget.symbolic_kinematics import joint_placements, log3, point_jacobian
 

@@ -14,7 +14,8 @@ import mujoco
 import numpy as np
 import pinocchio as pin
 
-from g1_teleop.core.robot_description import MjJointMap, Robot
+from g1_teleop.core.mujoco_model import MjJointMap
+from g1_teleop.core.robot_description import Robot
 from g1_teleop.retarget.symbolic_kinematics import SymbolicPlacement
 
 

@@ -13,7 +13,8 @@ import numpy as np
 
 from g1_teleop.core.foot_contacts import foot_contact_spheres
 from g1_teleop.core.limits import JointCommand, pd_torque
-from g1_teleop.core.robot_description import MjJointMap, Robot
+from g1_teleop.core.mujoco_model import MjJointMap
+from g1_teleop.core.robot_description import Robot
 from g1_teleop.sim.gantry import GANTRY_BODY, GantryConfig, gantry_force
 
 

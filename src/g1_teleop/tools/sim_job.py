@@ -17,7 +17,8 @@ from datetime import datetime
 from pathlib import Path
 
 from g1_teleop.core.paths import scenario_path
-from g1_teleop.core.robot_description import build_pinocchio_model, load_robot
+from g1_teleop.core.pinocchio_model import build_pinocchio_model
+from g1_teleop.core.robot_description import load_robot
 from g1_teleop.launching.graph_description import load_graph
 from g1_teleop.launching.process_runner import GraphProcesses
 from g1_teleop.operator.input_sources import OperatorRecording

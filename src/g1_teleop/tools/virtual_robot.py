@@ -358,7 +358,8 @@ def run(config: VirtualRobotConfig, log: Callable[[str], None] = print) -> dict[
 
 
 def _run(config: VirtualRobotConfig, log: Callable[[str], None], stop: list[int]) -> dict[str, Any]:
-    from g1_teleop.core.robot_description import build_mujoco_model, load_robot
+    from g1_teleop.core.mujoco_model import build_mujoco_model
+    from g1_teleop.core.robot_description import load_robot
     from g1_teleop.sim.simulator import SimConfig, Simulator
 
     types = robot_topic_types()

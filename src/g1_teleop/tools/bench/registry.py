@@ -23,7 +23,8 @@ def _percentiles(prefix: str, samples_s: list[float]) -> dict[str, float]:
 def bench_sim(periods: int = 1000) -> dict[str, float]:
     """Simulator core: one 20 ms control period (4 physics steps with PD), on the gantry."""
     from g1_teleop.core.limits import JointCommand
-    from g1_teleop.core.robot_description import build_mujoco_model, load_robot
+    from g1_teleop.core.mujoco_model import build_mujoco_model
+    from g1_teleop.core.robot_description import load_robot
     from g1_teleop.sim.simulator import SimConfig, Simulator
 
     robot = load_robot()
@@ -107,7 +108,9 @@ def bench_ik(count: int = 2000, seed: int = 0) -> dict[str, float]:
     iterated solve is compared with. pos_err_first_solve / rot_err_first_solve: the one timed solve, which
     starts 0.1 rad (σ) from the goal, so OpenWBT's 0.1·‖q − q_measured‖² term holds it back by a few mm by
     design (a one-tick lag the next ticks remove). The clearance figures cover both kinds of answer."""
-    from g1_teleop.core.robot_description import build_mujoco_model, build_pinocchio_model, load_robot
+    from g1_teleop.core.mujoco_model import build_mujoco_model
+    from g1_teleop.core.pinocchio_model import build_pinocchio_model
+    from g1_teleop.core.robot_description import load_robot
     from g1_teleop.retarget.arm_ik import DualArmIK
     from g1_teleop.retarget.self_collision import ArmCollisionModel, ClearanceMonitor
 
@@ -246,7 +249,7 @@ def _policy_step_times(robot, controller, ticks: int) -> tuple[list[float], floa
     inference or IK, 29-joint target), the simulator's own time not counted; and the final pelvis height (m)."""
     from g1_teleop.control.whole_body_target import WholeBodyTargetBuilder
     from g1_teleop.core.limits import JointCommand
-    from g1_teleop.core.robot_description import build_mujoco_model
+    from g1_teleop.core.mujoco_model import build_mujoco_model
     from g1_teleop.sim.simulator import SimConfig, Simulator
 
     sim = Simulator(robot, build_mujoco_model(robot), SimConfig(gantry=False))

@@ -1,0 +1,95 @@
+"""Rotations and poses: the package's one quaternion order and its conversions, on scipy's Rotation. ROS-free.
+
+Quaternions are (w, x, y, z) everywhere in g1_teleop, as MuJoCo (``qpos``, ``sensordata``), Pinocchio's
+``Quaternion(w, x, y, z)`` and Unitree's LowState ``imu_state.quaternion`` order them. ROS messages
+(geometry_msgs/Quaternion) and scipy's default are (x, y, z, w): convert at that boundary only, with
+:func:`wxyz_from_xyzw` / :func:`xyzw_from_wxyz`. A name ``a_q_b`` is the orientation of frame b in frame a,
+``a_T_b`` the 4×4 homogeneous transform taking b-coordinates to a-coordinates (metres).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from scipy.spatial.transform import Rotation, Slerp
+
+IDENTITY_WXYZ = np.array([1.0, 0.0, 0.0, 0.0])
+
+
+def rotation(q_wxyz: Sequence[float] | np.ndarray) -> Rotation:
+    """scipy Rotation of a (w, x, y, z) quaternion (normalised; ValueError on a zero norm)."""
+    return Rotation.from_quat(np.asarray(q_wxyz, dtype=float), scalar_first=True)
+
+
+def wxyz(r: Rotation) -> np.ndarray:
+    """(w, x, y, z) of a scipy Rotation, w ≥ 0."""
+    q = r.as_quat(canonical=True, scalar_first=True)
+    return np.asarray(q, dtype=float)
+
+
+def xyzw_from_wxyz(q_wxyz: Sequence[float] | np.ndarray) -> np.ndarray:
+    """(x, y, z, w) of a (w, x, y, z) quaternion: the order of ROS messages."""
+    q = np.asarray(q_wxyz, dtype=float)
+    return np.array([q[1], q[2], q[3], q[0]])
+
+
+def wxyz_from_xyzw(q_xyzw: Sequence[float] | np.ndarray) -> np.ndarray:
+    """(w, x, y, z) of an (x, y, z, w) quaternion (a ROS message's order)."""
+    q = np.asarray(q_xyzw, dtype=float)
+    return np.array([q[3], q[0], q[1], q[2]])
+
+
+def matrix_from_wxyz(q_wxyz: Sequence[float] | np.ndarray) -> np.ndarray:
+    """3×3 rotation matrix of a (w, x, y, z) quaternion."""
+    return rotation(q_wxyz).as_matrix()
+
+
+def wxyz_from_matrix(R: np.ndarray) -> np.ndarray:
+    """(w, x, y, z) of a 3×3 rotation matrix."""
+    return wxyz(Rotation.from_matrix(R))
+
+
+def wxyz_from_rpy(roll: float, pitch: float, yaw: float) -> np.ndarray:
+    """(w, x, y, z) of R = Rz(yaw)·Ry(pitch)·Rx(roll) (rad): roll, pitch and yaw about the fixed x, y, z axes."""
+    return wxyz(Rotation.from_euler("xyz", [roll, pitch, yaw]))
+
+
+def rpy_from_wxyz(q_wxyz: Sequence[float] | np.ndarray) -> np.ndarray:
+    """(roll, pitch, yaw) in rad with R = Rz(yaw)·Ry(pitch)·Rx(roll), the inverse of :func:`wxyz_from_rpy`."""
+    return rotation(q_wxyz).as_euler("xyz")
+
+
+def yaw_from_wxyz(q_wxyz: Sequence[float] | np.ndarray) -> float:
+    """Heading (rad): the yaw of R = Rz(yaw)·Ry(pitch)·Rx(roll)."""
+    return float(rpy_from_wxyz(q_wxyz)[2])
+
+
+def slerp_wxyz(q0_wxyz: np.ndarray, q1_wxyz: np.ndarray, s: float) -> np.ndarray:
+    """Spherical interpolation from q0 (s = 0) to q1 (s = 1) along the shorter arc, (w, x, y, z)."""
+    both = Rotation.from_quat(np.stack([q0_wxyz, q1_wxyz]), scalar_first=True)
+    return wxyz(Slerp([0.0, 1.0], both)(min(max(s, 0.0), 1.0)))
+
+
+def gravity_in_body(world_q_body: Sequence[float] | np.ndarray) -> np.ndarray:
+    """Unit gravity direction in the body frame, body_R_world·(0, 0, −1) (the 'projected gravity' of policies)."""
+    return rotation(world_q_body).inv().apply([0.0, 0.0, -1.0])
+
+
+def tilt(world_q_body: Sequence[float] | np.ndarray) -> float:
+    """Angle (rad) between the body's z axis and the world's vertical."""
+    body_z_in_world = rotation(world_q_body).apply([0.0, 0.0, 1.0])
+    return float(np.arccos(np.clip(body_z_in_world[2], -1.0, 1.0)))
+
+
+def transform(position: Sequence[float] | np.ndarray, q_wxyz: Sequence[float] | np.ndarray) -> np.ndarray:
+    """4×4 homogeneous transform of a position (m) and a (w, x, y, z) orientation."""
+    T = np.eye(4)
+    T[:3, :3] = matrix_from_wxyz(q_wxyz)
+    T[:3, 3] = position
+    return T
+
+
+def position_wxyz(T: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(position (3,) m, orientation (w, x, y, z)) of a 4×4 homogeneous transform."""
+    return np.array(T[:3, 3], dtype=float), wxyz_from_matrix(T[:3, :3])

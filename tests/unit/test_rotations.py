@@ -1,0 +1,81 @@
+"""The package's rotation conventions: (w, x, y, z) quaternions, R = Rz(yaw)·Ry(pitch)·Rx(roll)."""
+
+import math
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+from g1_teleop.core import rotations as rot
+
+RNG = np.random.default_rng(7)
+
+
+def _random_wxyz(n: int) -> np.ndarray:
+    q = RNG.normal(size=(n, 4))
+    return q / np.linalg.norm(q, axis=1, keepdims=True)
+
+
+def _Rx(a):
+    c, s = math.cos(a), math.sin(a)
+    return np.array([[1, 0, 0], [0, c, -s], [0, s, c]])
+
+
+def _Ry(a):
+    c, s = math.cos(a), math.sin(a)
+    return np.array([[c, 0, s], [0, 1, 0], [-s, 0, c]])
+
+
+def _Rz(a):
+    c, s = math.cos(a), math.sin(a)
+    return np.array([[c, -s, 0], [s, c, 0], [0, 0, 1]])
+
+
+def test_the_order_is_w_first_as_pinocchio_builds_it() -> None:
+    for q in _random_wxyz(20):
+        np.testing.assert_allclose(rot.matrix_from_wxyz(q), pin.Quaternion(*q).matrix(), atol=1e-12)
+
+
+def test_rpy_is_z_y_x_about_fixed_axes_and_round_trips() -> None:
+    for roll, pitch, yaw in RNG.uniform(-1.4, 1.4, size=(20, 3)):
+        q = rot.wxyz_from_rpy(roll, pitch, yaw)
+        np.testing.assert_allclose(rot.matrix_from_wxyz(q), _Rz(yaw) @ _Ry(pitch) @ _Rx(roll), atol=1e-12)
+        np.testing.assert_allclose(rot.rpy_from_wxyz(q), [roll, pitch, yaw], atol=1e-12)
+        assert rot.yaw_from_wxyz(q) == pytest.approx(yaw)
+
+
+def test_ros_order_round_trip() -> None:
+    q = _random_wxyz(1)[0]
+    assert list(rot.xyzw_from_wxyz(q)) == [q[1], q[2], q[3], q[0]]
+    np.testing.assert_array_equal(rot.wxyz_from_xyzw(rot.xyzw_from_wxyz(q)), q)
+
+
+def test_gravity_and_tilt() -> None:
+    np.testing.assert_allclose(rot.gravity_in_body(rot.IDENTITY_WXYZ), [0, 0, -1], atol=1e-15)
+    q = rot.wxyz_from_rpy(0.0, 0.3, 1.0)  # pitched forward by 0.3 rad, any heading
+    g = rot.gravity_in_body(q)
+    np.testing.assert_allclose(g, [math.sin(0.3), 0.0, -math.cos(0.3)], atol=1e-12)
+    assert rot.tilt(q) == pytest.approx(0.3)
+    assert rot.tilt(rot.wxyz_from_rpy(0.2, 0.0, -2.0)) == pytest.approx(0.2)
+    assert rot.tilt(2.0 * q) == pytest.approx(0.3)  # not normalised
+
+
+def test_slerp_takes_the_shorter_arc() -> None:
+    a, b = rot.wxyz_from_rpy(0, 0, 0.1), rot.wxyz_from_rpy(0, 0, 0.5)
+    assert rot.yaw_from_wxyz(rot.slerp_wxyz(a, -b, 0.5)) == pytest.approx(0.3)
+    np.testing.assert_allclose(rot.slerp_wxyz(a, b, 0.0), a, atol=1e-12)
+    np.testing.assert_allclose(abs(rot.slerp_wxyz(a, b, 1.0) @ b), 1.0, atol=1e-12)
+
+
+def test_transform_round_trip() -> None:
+    q, p = _random_wxyz(1)[0], RNG.normal(size=3)
+    T = rot.transform(p, q)
+    p2, q2 = rot.position_wxyz(T)
+    np.testing.assert_allclose(p2, p)
+    assert abs(q2 @ q) == pytest.approx(1.0)
+    assert q2[0] >= 0.0
+
+
+def test_a_zero_quaternion_is_refused() -> None:
+    with pytest.raises(ValueError):
+        rot.rotation([0.0, 0.0, 0.0, 0.0])
