@@ -52,7 +52,7 @@ def test_conditional_plain_processes(tmp_path):
     path.write_text(
         "arguments:\n  robot: {default: real}\n  domain: {type: int, default: '1'}\n"
         "nodes:\n"
-        "  - executable: virtual_robot\n    ros: false\n    when: {robot: virtual}\n"
+        "  - executable: tools.virtual_robot\n    ros: false\n    when: {robot: virtual}\n"
         "    arguments: ['--domain-id', '$(arg domain)', '--gantry']\n"
         "  - executable: policy\n"
     )
