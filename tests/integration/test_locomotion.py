@@ -24,7 +24,7 @@ from std_srvs.srv import Trigger
 from g1_teleop.core.robot_description import ARM_INDICES
 from g1_teleop.launching.graph_description import load_graph
 from g1_teleop.launching.process_runner import GraphProcesses
-from g1_teleop.ros.node_support import QOS_SENSOR
+from g1_teleop.ros.qos import QOS_SENSOR
 from g1_teleop.tools.run_recorder import Recorder
 from support.checks import check_arm_slew
 from support.locomotion_goals import Goal, GoalKind, GoalSeeker, PlanarPose

@@ -11,7 +11,7 @@ from g1_teleop.core.robot_description import ARM_INDICES
 from g1_teleop.retarget.arm_ik import ArmIKConfig, DualArmIK
 from g1_teleop.retarget.self_collision import ArmCollisionModel, ClearanceMonitor
 from g1_teleop.retarget.symbolic_kinematics import joint_placements
-from g1_teleop.tools.bench.registry import IK_CASE_KINDS, ik_target_set
+from g1_teleop.tools.bench.ik import IK_CASE_KINDS, ik_target_set
 
 
 @pytest.fixture(scope="module")

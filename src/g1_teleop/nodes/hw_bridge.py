@@ -36,7 +36,6 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
 import rclpy.logging
 from diagnostic_msgs.msg import DiagnosticStatus
 from rclpy.node import Node
@@ -44,7 +43,6 @@ from sensor_msgs.msg import Imu, JointState, Joy
 from std_srvs.srv import Trigger
 
 from g1_teleop.core.joint_vector import JointIndex, MalformedJointMessage
-from g1_teleop.core.limits import JointCommand
 from g1_teleop.core.robot_description import load_robot
 from g1_teleop.hardware import bridge_link as msg
 from g1_teleop.hardware import lowcmd_process
@@ -62,16 +60,11 @@ from g1_teleop.hardware.lowcmd import NUM_BODY_JOINTS
 from g1_teleop.hardware.lowcmd_process import HwBridgeConfig, Setup, StartError
 from g1_teleop.hardware.wireless_remote import WirelessRemote
 from g1_teleop.ros.dex3_topics import HandTopics
-from g1_teleop.ros.node_support import (
-    QOS_COMMAND,
-    QOS_SENSOR,
-    QOS_STATE,
-    ConfigError,
-    Diagnostics,
-    WarnOnce,
-    declare_config,
-    run,
-)
+from g1_teleop.ros.diagnostics import Diagnostics, WarnOnce
+from g1_teleop.ros.messages import command_from_joint_state, imu_msg, joint_state_msg
+from g1_teleop.ros.node_main import run
+from g1_teleop.ros.parameters import ConfigError, declare_config
+from g1_teleop.ros.qos import QOS_COMMAND, QOS_SENSOR, QOS_STATE
 
 REMOTE_FRAME = "wireless_remote"  # frame_id of the joy messages this node publishes
 SERVICE_TIMEOUT_S = 0.5  # a service's wait for the LowCmd loop's answer
@@ -204,11 +197,11 @@ class HwBridge(Node):
     def publish_state(self, state: msg.RobotState) -> None:
         stamp = self.get_clock().now().to_msg()
         if state.imu is not None:
-            joints = JointState(name=self.joint_names, position=state.q.tolist(), velocity=state.dq.tolist(),
-                                effort=state.tau.tolist())
-            joints.header.stamp = stamp
+            joints = joint_state_msg(self.joint_names, stamp, state.q, state.dq, state.tau)
             self.publish_guarded(self.pub_joints.publish, joints)
-            self.publish_guarded(self.pub_imu.publish, imu_msg(state.imu, stamp))
+            imu = state.imu
+            self.publish_guarded(self.pub_imu.publish,
+                                 imu_msg(stamp, imu["quaternion"], imu["gyroscope"], imu["accelerometer"]))
         if state.remote is not None:
             self.publish_guarded(self.pub_joy.publish, joy_msg(state.remote, stamp))
 
@@ -296,14 +289,11 @@ class HwBridge(Node):
     def on_command(self, command_msg: JointState) -> None:
         received_s = time.monotonic()
         try:
-            vec = self.index.parse(command_msg.name, command_msg.position, command_msg.velocity, command_msg.effort)
+            command = command_from_joint_state(command_msg, self.index, self.kp, self.kd)
         except MalformedJointMessage as exc:
             self.counts["commands_rejected"] += 1
             self.warn(exc.kind, f"rejected joint_command: {exc}; it does not reach the robot")
             return
-        zeros = np.zeros(len(self.index))
-        command = JointCommand(q=vec.position, dq=zeros if vec.velocity is None else vec.velocity,
-                               tau_ff=zeros if vec.effort is None else vec.effort, kp=self.kp, kd=self.kd)
         if self._command_received_s is not None:
             self._command_gap_max_s = max(self._command_gap_max_s, received_s - self._command_received_s)
         self._command_received_s = received_s
@@ -331,19 +321,6 @@ class HwBridge(Node):
                 with contextlib.suppress(Exception):
                     self.handle_message(message, logger)
         super().destroy_node()
-
-
-def imu_msg(imu: np.ndarray, stamp) -> Imu:
-    """sensor_msgs/Imu of a LowState ``imu_state`` record: quaternion (w, x, y, z) world ← pelvis,
-    gyroscope (rad/s), accelerometer (m/s²), both in the IMU frame on the pelvis."""
-    out = Imu()
-    out.header.stamp, out.header.frame_id = stamp, "imu_in_pelvis"
-    o = out.orientation
-    o.w, o.x, o.y, o.z = imu["quaternion"].tolist()
-    w, a = out.angular_velocity, out.linear_acceleration
-    w.x, w.y, w.z = imu["gyroscope"].tolist()
-    a.x, a.y, a.z = imu["accelerometer"].tolist()
-    return out
 
 
 def joy_msg(remote: WirelessRemote, stamp) -> Joy:

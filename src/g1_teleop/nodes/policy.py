@@ -44,19 +44,11 @@ from g1_teleop.control.whole_body_target import DefaultPoseHold, LowerBodyContro
 from g1_teleop.core.joint_vector import JointIndex, MalformedJointMessage
 from g1_teleop.core.modes import Mode
 from g1_teleop.core.robot_description import ARM_INDICES, Robot, load_robot
-from g1_teleop.ros.node_support import (
-    QOS_COMMAND,
-    QOS_LATCHED,
-    QOS_SENSOR,
-    QOS_STATE,
-    ConfigError,
-    Diagnostics,
-    WarnOnce,
-    declare_config,
-    run,
-    stamp_ns,
-    to_stamp,
-)
+from g1_teleop.ros.diagnostics import Diagnostics, WarnOnce
+from g1_teleop.ros.messages import stamp_ns, to_stamp
+from g1_teleop.ros.node_main import run
+from g1_teleop.ros.parameters import ConfigError, declare_config
+from g1_teleop.ros.qos import QOS_COMMAND, QOS_LATCHED, QOS_SENSOR, QOS_STATE
 
 CONTROLLERS = ("builtin", "hold", "openwbt")
 LOCOMOTION_ARMS = ("walking_pose", "ik")

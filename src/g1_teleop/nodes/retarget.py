@@ -30,17 +30,11 @@ from g1_teleop.core.stamp_sync import StampSync
 from g1_teleop.retarget.arm_ik import ArmIKConfig, DualArmIK
 from g1_teleop.retarget.gamepad_ik import GamepadArmTeleop, GamepadMapping
 from g1_teleop.retarget.self_collision import ArmCollisionModel
-from g1_teleop.ros.node_support import (
-    QOS_COMMAND,
-    QOS_SENSOR,
-    QOS_STATE,
-    Diagnostics,
-    WarnOnce,
-    declare_config,
-    run,
-    stamp_ns,
-    to_stamp,
-)
+from g1_teleop.ros.diagnostics import Diagnostics, WarnOnce
+from g1_teleop.ros.messages import stamp_ns, to_stamp
+from g1_teleop.ros.node_main import run
+from g1_teleop.ros.parameters import declare_config
+from g1_teleop.ros.qos import QOS_COMMAND, QOS_SENSOR, QOS_STATE
 
 
 @dataclass(frozen=True)

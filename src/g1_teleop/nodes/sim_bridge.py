@@ -28,17 +28,11 @@ from g1_teleop.core.joint_vector import JointIndex, MalformedJointMessage
 from g1_teleop.core.limits import CommandLimiter, JointCommand, JointLimits
 from g1_teleop.core.mujoco_model import build_mujoco_model
 from g1_teleop.core.robot_description import load_robot
-from g1_teleop.ros.node_support import (
-    QOS_COMMAND,
-    QOS_LATCHED,
-    QOS_STATE,
-    Diagnostics,
-    WarnOnce,
-    declare_config,
-    run,
-    stamp_ns,
-    to_stamp,
-)
+from g1_teleop.ros.diagnostics import Diagnostics, WarnOnce
+from g1_teleop.ros.messages import command_from_joint_state, imu_msg, joint_state_msg, stamp_ns, to_stamp
+from g1_teleop.ros.node_main import run
+from g1_teleop.ros.parameters import declare_config
+from g1_teleop.ros.qos import QOS_COMMAND, QOS_LATCHED, QOS_STATE
 from g1_teleop.sim.simulator import SimConfig, SimState, Simulator, parse_pushes
 
 
@@ -131,18 +125,11 @@ class SimBridge(Node):
     # -- commands ---------------------------------------------------------------------------------
     def parse(self, msg: JointState) -> JointCommand | None:
         try:
-            vec = self.index.parse(msg.name, msg.position, msg.velocity, msg.effort)
+            return command_from_joint_state(msg, self.index, self.kp, self.kd)
         except MalformedJointMessage as exc:
             self.commands_rejected += 1
             self.warn(exc.kind, f"rejected joint_command: {exc}; keeping the last safe command")
             return None
-        zeros = np.zeros(len(self.index))
-        return JointCommand(
-            q=vec.position,
-            dq=zeros if vec.velocity is None else vec.velocity,
-            tau_ff=zeros if vec.effort is None else vec.effort,
-            kp=self.kp, kd=self.kd,
-        )
 
     def on_command(self, msg: JointState) -> None:
         command = self.parse(msg)
@@ -218,11 +205,8 @@ class SimBridge(Node):
         state = self.sim.state()
         stamp = to_stamp(state.stamp_ns)
         self.pub_clock.publish(ClockMsg(clock=stamp))
-        joints = JointState(name=list(self.robot.joint_names), position=state.q.tolist(),
-                            velocity=state.dq.tolist(), effort=state.tau.tolist())
-        joints.header.stamp = stamp
-        self.pub_joints.publish(joints)
-        self.pub_imu.publish(_imu_msg(state, stamp))
+        self.pub_joints.publish(joint_state_msg(self.robot.joint_names, stamp, state.q, state.dq, state.tau))
+        self.pub_imu.publish(imu_msg(stamp, state.world_q_pelvis, state.pelvis_w_pelvis, state.pelvis_a_imu))
         self.pub_odom.publish(_odom_msg(state, stamp))
         self._last_publish = time.monotonic()
         if self.viewer is not None:
@@ -235,16 +219,6 @@ class SimBridge(Node):
         import mujoco.viewer
 
         return mujoco.viewer.launch_passive(self.sim.model, self.sim.data)
-
-
-def _imu_msg(state: SimState, stamp) -> Imu:
-    msg = Imu()
-    msg.header.stamp, msg.header.frame_id = stamp, "imu_in_pelvis"
-    w, x, y, z = state.world_q_pelvis
-    msg.orientation.w, msg.orientation.x, msg.orientation.y, msg.orientation.z = w, x, y, z
-    msg.angular_velocity.x, msg.angular_velocity.y, msg.angular_velocity.z = state.pelvis_w_pelvis
-    msg.linear_acceleration.x, msg.linear_acceleration.y, msg.linear_acceleration.z = state.pelvis_a_imu
-    return msg
 
 
 def _odom_msg(state: SimState, stamp) -> Odometry:

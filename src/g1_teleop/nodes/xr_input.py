@@ -27,7 +27,11 @@ from std_srvs.srv import Trigger
 from g1_teleop.core.paths import scenario_path
 from g1_teleop.operator.input_sources import OperatorRecording, ScenarioPlayer
 from g1_teleop.operator.scenario import Scenario
-from g1_teleop.ros.node_support import QOS_SENSOR, QOS_STATE, Diagnostics, declare_config, run, stamp_ns, to_stamp
+from g1_teleop.ros.diagnostics import Diagnostics
+from g1_teleop.ros.messages import stamp_ns, to_stamp
+from g1_teleop.ros.node_main import run
+from g1_teleop.ros.parameters import declare_config
+from g1_teleop.ros.qos import QOS_SENSOR, QOS_STATE
 
 SOURCES = ("scenario", "bag")
 

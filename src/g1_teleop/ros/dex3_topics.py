@@ -20,7 +20,8 @@ from sensor_msgs.msg import JointState
 from g1_teleop.core.joint_vector import JointIndex, MalformedJointMessage
 from g1_teleop.hardware.bridge_link import HandCommand, HandState
 from g1_teleop.hardware.dex3 import NUM_HAND_MOTORS, SIDES, Dex3, HandTarget
-from g1_teleop.ros.node_support import QOS_COMMAND, QOS_STATE, WarnOnce
+from g1_teleop.ros.diagnostics import WarnOnce
+from g1_teleop.ros.qos import QOS_COMMAND, QOS_STATE
 
 
 class HandTopics:

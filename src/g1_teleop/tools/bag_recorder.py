@@ -21,7 +21,7 @@ from sensor_msgs.msg import Imu, JointState, Joy, TimeReference
 from std_msgs.msg import String
 
 from g1_teleop.core.rosbag import BagWriter
-from g1_teleop.ros.node_support import QOS_COMMAND, QOS_LATCHED, QOS_SENSOR, QOS_STATE
+from g1_teleop.ros.qos import QOS_COMMAND, QOS_LATCHED, QOS_SENSOR, QOS_STATE
 
 # The topic contract: each topic with its type and the QoS its publisher offers.
 GRAPH_TOPICS: dict[str, tuple[type, QoSProfile]] = {

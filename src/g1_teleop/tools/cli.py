@@ -106,10 +106,11 @@ def _cmd_virtual_robot(args: argparse.Namespace) -> int:
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
-    from g1_teleop.tools.bench.registry import BENCHMARKS, BenchError
+    from g1_teleop.tools.bench import benchmark
+    from g1_teleop.tools.bench.figures import BenchError
 
     try:
-        figures = BENCHMARKS[args.name]()
+        figures = benchmark(args.name)()
     except BenchError as exc:
         print(f"g1-teleop bench {args.name}: {exc}", file=sys.stderr)
         return 1
@@ -118,7 +119,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from g1_teleop.tools.bench.registry import BENCHMARKS
+    from g1_teleop.tools.bench import BENCHMARKS
 
     parser = argparse.ArgumentParser(prog="g1-teleop", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)

@@ -15,7 +15,7 @@ from std_msgs.msg import Empty
 
 from g1_teleop.core.joint_vector import JointIndex, MalformedJointMessage
 from g1_teleop.core.robot_description import ARM_INDICES
-from g1_teleop.ros.node_support import stamp_ns
+from g1_teleop.ros.messages import stamp_ns
 from g1_teleop.tools.run_recording import Recording, RecordingBuffer
 
 _RELIABLE = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=200, reliability=ReliabilityPolicy.RELIABLE)

@@ -456,8 +456,8 @@ def config_from_args(args: argparse.Namespace) -> VirtualRobotConfig:
 
 def run_from_args(args: argparse.Namespace) -> int:
     """Run with parsed options; returns the exit code (2: invalid options or model, 1: no SDK or DDS)."""
+    from g1_teleop.core.process_lifetime import stop_with_runner
     from g1_teleop.core.robot_description import RobotConfigError
-    from g1_teleop.launching.process_runner import stop_with_runner
 
     stop_with_runner()
     try:

@@ -1,0 +1,24 @@
+"""Benchmarks for `g1-teleop bench NAME --json`: each returns flat figures named quantity_stat_unit.
+
+Each benchmark lives in its own module, imported only when it runs (some start ROS or the robot's DDS).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+
+# name -> (module, function, what it measures)
+BENCHMARKS: dict[str, tuple[str, str, str]] = {
+    "ik": ("ik", "bench_ik", "dual-arm IK solve time and accuracy, with mink on the same cases"),
+    "sim": ("sim", "bench_sim", "simulator core: control period time, real-time factor"),
+    "policy": ("policy", "bench_policy", "50 Hz lower-body step and the real-time command period"),
+    "lowcmd": ("lowcmd", "bench_lowcmd", "hw_bridge's LowCmd path against the virtual robot"),
+    "publish": ("publish", "bench_publish", "how long a ROS publish stalls when a subscriber dies"),
+}
+
+
+def benchmark(name: str) -> Callable[[], dict[str, float]]:
+    """The function that runs benchmark ``name``."""
+    module, function, _ = BENCHMARKS[name]
+    return getattr(importlib.import_module(f"g1_teleop.tools.bench.{module}"), function)

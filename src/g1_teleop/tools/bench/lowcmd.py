@@ -25,7 +25,7 @@ import time
 
 import numpy as np
 
-from g1_teleop.tools.bench.registry import BenchError
+from g1_teleop.tools.bench.figures import BenchError, percentiles
 
 ROS_DOMAIN_ID = 231  # the bench's own domains: never a robot's (0) nor the tests' (1–200)
 ROBOT_DOMAIN_ID = 230
@@ -36,19 +36,6 @@ MAX_LATENCY_S = 0.5  # a command whose LowCmd has not come by then counts as los
 # 7 commands. At exactly 20 ms (ten ticks) the phase between publisher and loop hardly moves, and a run's
 # latency would be that one phase's (measured: p50 1.2 to 3.3 ms between runs of the same code).
 COMMAND_PERIOD_S = 0.0203
-
-
-def _us(prefix: str, samples_s: list[float]) -> dict[str, float]:
-    us = np.asarray(samples_s) * 1e6
-    return {f"{prefix}_p50_us": round(float(np.percentile(us, 50)), 2),
-            f"{prefix}_p99_us": round(float(np.percentile(us, 99)), 2)}
-
-
-def _ms(prefix: str, samples_s: list[float]) -> dict[str, float]:
-    ms = np.asarray(samples_s) * 1e3
-    return {f"{prefix}_p50_ms": round(float(np.percentile(ms, 50)), 3),
-            f"{prefix}_p99_ms": round(float(np.percentile(ms, 99)), 3),
-            f"{prefix}_max_ms": round(float(ms.max()), 3)}
 
 
 def _encode_and_write(probe, writes: int) -> dict[str, float]:
@@ -79,8 +66,10 @@ def _encode_and_write(probe, writes: int) -> dict[str, float]:
         encode.append(t1 - t0)
     del writer
     total = np.asarray(encode) + np.asarray(write)
-    return {**_us("encode_crc", encode), **_us("write", write), **_us("encode_crc_write", list(total)),
-            "writes": writes}
+    figures: dict[str, float] = {"writes": writes}
+    for name, samples in (("encode_crc", encode), ("write", write), ("encode_crc_write", list(total))):
+        figures.update(percentiles(name, samples, "us", 2, with_max=False))
+    return figures
 
 
 class _Operator:
@@ -93,7 +82,7 @@ class _Operator:
         from sensor_msgs.msg import JointState
         from std_srvs.srv import Trigger
 
-        from g1_teleop.ros.node_support import QOS_COMMAND, QOS_STATE
+        from g1_teleop.ros.qos import QOS_COMMAND, QOS_STATE
 
         self._trigger, self._joint_state = Trigger, JointState
         self.node = rclpy.create_node("bench_lowcmd", context=context)
@@ -241,9 +230,9 @@ def bench_lowcmd(seconds: float = 5.0, writes: int = 2500) -> dict[str, float]:
         raise BenchError("no joint_command reached a LowCmd")
     return {
         **figures,
-        **_ms("lowcmd_period", list(arrivals)),
+        **percentiles("lowcmd_period", list(arrivals), "ms", 3),
         "lowcmd_jitter_p99_ms": round(float(np.percentile(np.abs(arrivals - 0.002), 99)) * 1e3, 3),
-        **_ms("command_latency", latencies),
+        **percentiles("command_latency", latencies, "ms", 3),
         "commands": len(published), "commands_without_lowcmd": missing,
         **{f"bridge_{key}": float(bridge_figures[key]) for key in (
             "lowcmd_period_p50_ms", "lowcmd_period_p99_ms", "lowcmd_tick_p50_us", "lowcmd_tick_p99_us",

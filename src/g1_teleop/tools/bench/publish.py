@@ -18,7 +18,7 @@ import sys
 import threading
 import time
 
-from g1_teleop.tools.bench.registry import BenchError
+from g1_teleop.tools.bench.figures import BenchError
 
 DOMAIN_ID = 228  # the bench's own domain: never a robot's (0), the tests' (1–200) nor the other benches'
 TRANSPORTS = {"shared_memory": None, "udp": "UDPv4"}  # FASTDDS_BUILTIN_TRANSPORTS: None = Fast DDS's default

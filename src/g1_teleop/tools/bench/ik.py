@@ -1,46 +1,14 @@
-"""Benchmarks for `g1-teleop bench NAME --json`: each returns flat figures named quantity_stat_unit."""
+"""`g1-teleop bench ik`: the dual-arm IK on seeded target sets, against mink on the same cases."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
-
-class BenchError(RuntimeError):
-    """A benchmark could not run (its message says why and what to do)."""
-
-
-def _percentiles(prefix: str, samples_s: list[float]) -> dict[str, float]:
-    ms = np.asarray(samples_s) * 1e3
-    return {f"{prefix}_p50_ms": round(float(np.percentile(ms, 50)), 4),
-            f"{prefix}_p99_ms": round(float(np.percentile(ms, 99)), 4),
-            f"{prefix}_max_ms": round(float(ms.max()), 4)}
-
-
-def bench_sim(periods: int = 1000) -> dict[str, float]:
-    """Simulator core: one 20 ms control period (4 physics steps with PD), on the gantry."""
-    from g1_teleop.core.limits import JointCommand
-    from g1_teleop.core.mujoco_model import build_mujoco_model
-    from g1_teleop.core.robot_description import load_robot
-    from g1_teleop.sim.simulator import SimConfig, Simulator
-
-    robot = load_robot()
-    t0 = time.perf_counter()
-    model = build_mujoco_model(robot, timestep=0.005)
-    build_s = time.perf_counter() - t0
-    sim = Simulator(robot, model, SimConfig())
-    kp, kd = robot.gains("default")
-    command = JointCommand.hold(robot.default_q, kp, kd)
-    samples = []
-    for _ in range(periods):
-        t = time.perf_counter()
-        sim.step_control_period(command)
-        samples.append(time.perf_counter() - t)
-    return {"model_build_ms": round(build_s * 1e3, 3), **_percentiles("control_period", samples),
-            "realtime_factor": round(sim.config.control_dt / float(np.mean(samples)), 2), "periods": periods}
+from g1_teleop.core.rotations import wxyz_from_matrix
+from g1_teleop.tools.bench.figures import percentiles
 
 
 @dataclass(frozen=True)
@@ -145,7 +113,7 @@ def bench_ik(count: int = 2000, seed: int = 0) -> dict[str, float]:
             gaps.append(clearance.clearance(q).distance_m)  # _settle left the settled arm in q
     gaps_arr = np.asarray(gaps)
     return {
-        **_percentiles("solve", times),
+        **percentiles("solve", times),
         **{f"{name}_err{suffix}_{stat}_{unit}": float(np.percentile(errors[name + suffix], percent))
            for name, unit in (("pos", "m"), ("rot", "rad")) for suffix in ("", "_first_solve")
            for stat, percent in (("p50", 50), ("p95", 95))},
@@ -199,7 +167,7 @@ def _mink_comparison(robot, ik, pin_model, cases: list[IkCase], times: list[floa
         ee = pin_model.frames[pin_model.getFrameId(frame)]
         link = next(f.name for f in pin_model.frames if f.parentJoint == ee.parentJoint and f.type == pin.BODY
                     and f.placement.isIdentity())
-        spec.body(link).add_site(name=frame, pos=ee.placement.translation, quat=_wxyz(ee.placement.rotation))
+        spec.body(link).add_site(name=frame, pos=ee.placement.translation, quat=wxyz_from_matrix(ee.placement.rotation))
     model = spec.compile()
     order = [model.joint(name).qposadr[0] for name in ik.arm_joint_names]
     configuration = mink.Configuration(model)
@@ -227,140 +195,11 @@ def _mink_comparison(robot, ik, pin_model, cases: list[IkCase], times: list[floa
             for frame, target in zip(frames, (case.pelvis_T_left, case.pelvis_T_right), strict=True):
                 pose = configuration.get_transform_frame_to_world(frame, "site")
                 mink_err.append(float(np.linalg.norm(pose.translation() - target[:3, 3])))
-    ours = _percentiles("solve", times)
-    theirs = _percentiles("mink_solve", mink_times)
+    ours = percentiles("solve", times)
+    theirs = percentiles("mink_solve", mink_times)
     return {**theirs,
             "mink_pos_err_p50_m": float(np.percentile(mink_err, 50)),
             "mink_pos_err_p95_m": float(np.percentile(mink_err, 95)),
             "mink_over_ours_p50": round(theirs["mink_solve_p50_ms"] / ours["solve_p50_ms"], 2),
             "mink_over_ours_p99": round(theirs["mink_solve_p99_ms"] / ours["solve_p99_ms"], 2),
             "mink_over_ours_pos_err_p95": round(float(np.percentile(mink_err, 95) / np.percentile(pos_err, 95)), 2)}
-
-
-def _wxyz(R: np.ndarray) -> np.ndarray:
-    from scipy.spatial.transform import Rotation
-
-    x, y, z, w = Rotation.from_matrix(R).as_quat()
-    return np.array([w, x, y, z])
-
-
-def _policy_step_times(robot, controller, ticks: int) -> tuple[list[float], float]:
-    """Closed loop with the simulator (no gantry): time of each 50 Hz step (observation or model update,
-    inference or IK, 29-joint target), the simulator's own time not counted; and the final pelvis height (m)."""
-    from g1_teleop.control.whole_body_target import WholeBodyTargetBuilder
-    from g1_teleop.core.limits import JointCommand
-    from g1_teleop.core.mujoco_model import build_mujoco_model
-    from g1_teleop.sim.simulator import SimConfig, Simulator
-
-    sim = Simulator(robot, build_mujoco_model(robot), SimConfig(gantry=False))
-    builder = WholeBodyTargetBuilder(robot, controller)
-    kp, kd = robot.gains("default")
-    samples = []
-    for _ in range(ticks):
-        state = sim.state()
-        t = time.perf_counter()
-        target = builder.step(state, None, None)
-        samples.append(time.perf_counter() - t)
-        sim.step_control_period(JointCommand(target.q, np.zeros(29), target.tau_ff, kp, kd))
-    return samples, float(sim.state().world_p_pelvis[2])
-
-
-POLICY_BENCH_DOMAIN_ID = 232  # the bench's own ROS domain: never a robot's (0), the tests' (1–200) nor lowcmd's
-
-
-def _realtime_command_periods(controller: str, policy_dir: str, seconds: float) -> tuple[list[float], list[float]]:
-    """The simulation graph in real time (four nodes as separate processes, no gantry, the default
-    scenario) on a private domain: periods (s) between joint_command arrivals here, and between their
-    stamps (the policy's 50 Hz timer on the simulator's clock), over ``seconds`` after a 2 s warm-up."""
-    import rclpy
-    from rclpy.executors import SingleThreadedExecutor
-    from sensor_msgs.msg import JointState
-
-    from g1_teleop.launching.graph_description import load_graph
-    from g1_teleop.launching.process_runner import GraphProcesses
-    from g1_teleop.ros.node_support import QOS_COMMAND
-
-    env = {"ROS_DOMAIN_ID": str(POLICY_BENCH_DOMAIN_ID), "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}
-    log: list[str] = []
-    graph = GraphProcesses(load_graph("sim").resolve({"controller": controller, "policy_dir": policy_dir,
-                                                      "lockstep": "false", "gantry": "false"}),
-                           env=env, output=log.append)
-    context = rclpy.Context()
-    rclpy.init(context=context, domain_id=POLICY_BENCH_DOMAIN_ID)
-    node = rclpy.create_node("bench_policy", context=context)
-    executor = SingleThreadedExecutor(context=context)
-    executor.add_node(node)
-    arrivals: list[tuple[float, float]] = []  # (time.monotonic(), stamp s)
-    node.create_subscription(JointState, "joint_command", lambda m: arrivals.append(
-        (time.monotonic(), m.header.stamp.sec + m.header.stamp.nanosec * 1e-9)), QOS_COMMAND)
-    try:
-        graph.start()
-        deadline = time.monotonic() + 60.0
-        while not arrivals or time.monotonic() - arrivals[0][0] < 2.0 + seconds:
-            if (failure := graph.check()) is not None:
-                raise BenchError(f"{failure}: " + "\n".join(log[-10:]))
-            if time.monotonic() > deadline + seconds:
-                raise BenchError(f"no joint_command from the real-time graph ({controller}): " + "\n".join(log[-10:]))
-            executor.spin_once(timeout_sec=0.005)
-    finally:
-        graph.stop()
-        executor.shutdown()
-        node.destroy_node()
-        context.try_shutdown()
-    kept = np.array([a for a in arrivals if a[0] - arrivals[0][0] >= 2.0])
-    return list(np.diff(kept[:, 0])), list(np.diff(kept[:, 1]))
-
-
-def bench_policy(ticks: int = 1000, realtime_s: float = 10.0) -> dict[str, float]:
-    """The 50 Hz policy step in closed loop with the simulator, for OpenWBT's squat policy (observation,
-    inference, target) and the built-in controller (model update, leg IK, balance torques); then each in
-    the real-time graph: the period of joint_command as received by another process, its jitter
-    (|period − 20 ms|) p99, and the same from the command stamps (the policy's timer)."""
-    from g1_teleop.control.learned.policy_config import load_policy_config
-    from g1_teleop.control.learned.policy_files import resolve_policy_dir, verify
-    from g1_teleop.control.leg_ik import StanceModel
-    from g1_teleop.control.squat_locomotion import SquatLocomotionController
-    from g1_teleop.control.standing_controller import StandingConfig, StandingController
-    from g1_teleop.core.robot_description import load_robot
-
-    folder = resolve_policy_dir()
-    for name in ("g1_squat.yaml", "g1_loco.yaml"):
-        verify(folder / name)
-    robot = load_robot()
-    controllers = {
-        "openwbt": SquatLocomotionController(load_policy_config(folder / "g1_squat.yaml", folder),
-                                             load_policy_config(folder / "g1_loco.yaml", folder)),
-        "builtin": StandingController(robot, StanceModel.for_robot(robot), StandingConfig()),
-    }
-    figures: dict[str, float] = {"ticks": ticks}
-    for name, controller in controllers.items():
-        samples, pelvis_z = _policy_step_times(robot, controller, ticks)
-        figures.update({**_percentiles(f"{name}_step", samples), f"{name}_pelvis_z_end_m": round(pelvis_z, 4)})
-    for name in controllers:
-        received, stamped = _realtime_command_periods(name, str(folder), realtime_s)
-        jitter_ms = {kind: round(float(np.percentile(np.abs(np.asarray(periods) - 0.02), 99)) * 1e3, 4)
-                     for kind, periods in (("", received), ("_stamp", stamped))}
-        figures.update({**_percentiles(f"{name}_realtime_period", received),
-                        f"{name}_realtime_jitter_p99_ms": jitter_ms[""],
-                        f"{name}_realtime_stamp_jitter_p99_ms": jitter_ms["_stamp"],
-                        f"{name}_realtime_commands": len(received) + 1})
-    figures["realtime_s"] = realtime_s
-    return figures
-
-
-def bench_lowcmd() -> dict[str, float]:
-    """The hardware bridge's LowCmd path against the virtual robot (:mod:`g1_teleop.tools.bench.lowcmd`)."""
-    from g1_teleop.tools.bench.lowcmd import bench_lowcmd as run
-
-    return run()
-
-
-def bench_publish() -> dict[str, float]:
-    """A ROS publish stalling its process when a subscriber dies (:mod:`g1_teleop.tools.bench.publish`)."""
-    from g1_teleop.tools.bench.publish import bench_publish as run
-
-    return run()
-
-
-BENCHMARKS: dict[str, Callable[[], dict[str, float]]] = {"sim": bench_sim, "ik": bench_ik, "policy": bench_policy,
-                                                         "lowcmd": bench_lowcmd, "publish": bench_publish}

@@ -1,0 +1,20 @@
+"""What every benchmark shares: its error and its percentile figures, named quantity_stat_unit."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class BenchError(RuntimeError):
+    """A benchmark could not run (its message says why and what to do)."""
+
+
+def percentiles(prefix: str, samples_s: list[float], unit: str = "ms", digits: int = 4,
+                with_max: bool = True) -> dict[str, float]:
+    """p50, p99 (and max) of samples given in seconds, in ``unit`` ("ms" or "us"): ``{prefix}_p50_ms`` …"""
+    values = np.asarray(samples_s) * {"ms": 1e3, "us": 1e6}[unit]
+    out = {f"{prefix}_p50_{unit}": round(float(np.percentile(values, 50)), digits),
+           f"{prefix}_p99_{unit}": round(float(np.percentile(values, 99)), digits)}
+    if with_max:
+        out[f"{prefix}_max_{unit}"] = round(float(values.max()), digits)
+    return out
