@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
+
 import mujoco
 import pytest
 
 from g1_teleop.core.mujoco_model import build_mujoco_model
 from g1_teleop.core.robot_description import Robot, load_robot
+from support.shared_data import REQUIRE_ENV
 
 
 @pytest.fixture(scope="session")
@@ -19,3 +22,16 @@ def robot() -> Robot:
 def mj_model(robot: Robot) -> mujoco.MjModel:
     """Our G1 as MuJoCo builds it (5 ms step, floor). Tests that change it must build their own."""
     return build_mujoco_model(robot)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    """Where the reference data must be there (``G1_TELEOP_REQUIRE_SHARED=1``), a ``shared_data`` test that
+    skipped fails instead: a skip must not stand in for a check that CI is meant to make."""
+    outcome = yield
+    report = outcome.get_result()
+    if (report.skipped and item.get_closest_marker("shared_data") is not None
+            and os.environ.get(REQUIRE_ENV) == "1"):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        report.outcome = "failed"
+        report.longrepr = f"needs ../shared ({REQUIRE_ENV}=1) but skipped: {reason}"

@@ -60,9 +60,9 @@ class CompiledFunction:
         if len(inputs) != len(self._inputs):
             raise TypeError(f"{self.name}: expected {len(self._inputs)} inputs, got {len(inputs)}")
         if self._call is None:
-            values = self._function(*[np.reshape(x, self._function.size_in(i), order="F")
+            result = self._function(*[np.reshape(x, self._function.size_in(i), order="F")
                                       for i, x in enumerate(inputs)])
-            values = values if isinstance(values, (list, tuple)) else [values]
+            values = result if isinstance(result, (list, tuple)) else [result]
             for out, value in zip(self._outputs, values, strict=True):
                 out[:] = np.asarray(value).ravel(order="F")
             return self._outputs

@@ -82,7 +82,7 @@ class JointIndex:
                 "size", f"{n} joints given, {len(self.names)} expected; missing {missing[:5]}"
             )
         order = np.fromiter((self._index[name] for name in names), dtype=np.intp, count=n)
-        out = []
+        out: list[np.ndarray | None] = []
         for values in (position, velocity, effort):
             if len(values) == 0:
                 out.append(None)
@@ -94,4 +94,5 @@ class JointIndex:
             ordered = np.full(len(self.names), np.nan) if not require_all else np.empty(len(self.names))
             ordered[order] = array
             out.append(ordered)
+        assert out[0] is not None  # positions are required
         return JointVector(position=out[0], velocity=out[1], effort=out[2])

@@ -211,7 +211,9 @@ def _parse_joints(value: Any, where: ConfigLocation) -> tuple[tuple[str, ...], n
     if not isinstance(value, list) or len(value) != NUM_JOINTS:
         count = len(value) if isinstance(value, list) else type(value).__name__
         raise where.error(f"expected a list of {NUM_JOINTS} joints in DDS order, got {count}")
-    names, velocity, default = [], [], []
+    names: list[str] = []
+    velocity: list[float] = []
+    default: list[float] = []
     for i, entry in enumerate(value):
         at = where.key(i)
         check_keys(entry, _JOINT_KEYS, _JOINT_KEYS, at)
@@ -262,7 +264,7 @@ def _per_joint(value: Any, joint_names: Sequence[str], where: ConfigLocation) ->
     """A non-negative number for every joint, or a list in joint order."""
     if isinstance(value, list):
         values = vector(value, len(joint_names), where)
-        negative = [joint_names[i] for i in np.flatnonzero(values < 0)]
+        negative = [joint_names[int(i)] for i in np.flatnonzero(values < 0)]
         if negative:
             raise where.error(f"must be >= 0, negative for {', '.join(negative)}")
         return _frozen(values)

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from rosbags.rosbag2 import Reader, StoragePlugin, Writer
 from rosbags.typesys import Stores, get_typestore
 
 TYPESTORE = get_typestore(Stores.ROS2_KILTED)
 """Message definitions written into the bag's schema (the standard messages the graph uses)."""
-METADATA_VERSION = 8  # rosbag2's metadata.yaml of Jazzy
+METADATA_VERSION: Literal[8] = 8  # rosbag2's metadata.yaml of Jazzy
 
 
 class BagError(ValueError):
