@@ -49,6 +49,7 @@ from typing import Any
 import numpy as np
 import yaml
 
+from g1_teleop.core.rotations import IDENTITY_WXYZ, slerp_wxyz, transform, wxyz_from_rpy
 from g1_teleop.operator.xr_frames import DEFAULT_WORLD_T_HEAD
 
 DEFAULT_SAMPLE_RATE_HZ = 60.0
@@ -204,52 +205,12 @@ def minimum_jerk(tau: float) -> float:
 
 
 def _interpolate(a: KeyPose, b: KeyPose, s: float) -> np.ndarray:
-    T = np.eye(4)
-    T[:3, :3] = _rotation_from_quat(_slerp(a.quat_wxyz, b.quat_wxyz, s))
-    T[:3, 3] = a.position + s * (b.position - a.position)
-    return T
-
-
-def _slerp(q0: np.ndarray, q1: np.ndarray, s: float) -> np.ndarray:
-    """Spherical interpolation of unit quaternions along the shorter arc."""
-    dot = float(q0 @ q1)
-    if dot < 0.0:
-        q1, dot = -q1, -dot
-    if dot > 1.0 - 1e-12:
-        q = q0 + s * (q1 - q0)
-        return q / np.linalg.norm(q)
-    angle = math.acos(dot)
-    return (math.sin((1.0 - s) * angle) * q0 + math.sin(s * angle) * q1) / math.sin(angle)
-
-
-def _rotation_from_quat(q: np.ndarray) -> np.ndarray:
-    w, x, y, z = q
-    return np.array(
-        [
-            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-        ]
-    )
-
-
-def _quat_from_rpy(roll: float, pitch: float, yaw: float) -> np.ndarray:
-    """(w, x, y, z) of Rz(yaw)·Ry(pitch)·Rx(roll)."""
-    cr, sr = math.cos(roll / 2), math.sin(roll / 2)
-    cp, sp = math.cos(pitch / 2), math.sin(pitch / 2)
-    cy, sy = math.cos(yaw / 2), math.sin(yaw / 2)
-    return np.array(
-        [
-            cr * cp * cy + sr * sp * sy,
-            sr * cp * cy - cr * sp * sy,
-            cr * sp * cy + sr * cp * sy,
-            cr * cp * sy - sr * sp * cy,
-        ]
-    )
+    """The pose a fraction s ∈ [0, 1] of the way from a to b: positions along the line, rotations by slerp."""
+    return transform(a.position + s * (b.position - a.position), slerp_wxyz(a.quat_wxyz, b.quat_wxyz, s))
 
 
 # DEFAULT_WORLD_T_HEAD has the identity rotation.
-_DEFAULT_HEAD = KeyPose(DEFAULT_WORLD_T_HEAD[:3, 3].copy(), np.array([1.0, 0.0, 0.0, 0.0]))
+_DEFAULT_HEAD = KeyPose(DEFAULT_WORLD_T_HEAD[:3, 3].copy(), IDENTITY_WXYZ.copy())
 
 
 class _Parser:
@@ -319,7 +280,7 @@ class _Parser:
         if ("rpy" in raw) == ("quat_wxyz" in raw):
             raise self.error(key, "give the orientation as exactly one of rpy or quat_wxyz")
         if "rpy" in raw:
-            return KeyPose(position, _quat_from_rpy(*self.vector(raw["rpy"], f"{key}.rpy", 3)))
+            return KeyPose(position, wxyz_from_rpy(*self.vector(raw["rpy"], f"{key}.rpy", 3)))
         q = self.vector(raw["quat_wxyz"], f"{key}.quat_wxyz", 4)
         norm = float(np.linalg.norm(q))
         if abs(norm - 1.0) > _QUATERNION_NORM_TOLERANCE:
