@@ -22,6 +22,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from g1_teleop.core.rotations import yaw_from_wxyz
+
 
 class GoalKind(str, enum.Enum):
     TURN = "turn"
@@ -52,9 +54,7 @@ class PlanarPose:
     @classmethod
     def from_pose(cls, position: Sequence[float], quat_wxyz: Sequence[float]) -> PlanarPose:
         """From a 3D position and orientation quaternion (w, x, y, z): the yaw of the z-y-x Euler angles."""
-        w, x, y, z = quat_wxyz
-        return cls(float(position[0]), float(position[1]),
-                   math.atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z)))
+        return cls(float(position[0]), float(position[1]), yaw_from_wxyz(quat_wxyz))
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,1 @@
+"""The simulated robot: MuJoCo with joint PD every physics step, and the virtual gantry."""
