@@ -9,6 +9,7 @@ from scipy.spatial.transform import Rotation
 
 from g1_teleop.core.paths import scenario_path
 from g1_teleop.core.rosbag import TYPESTORE, BagError, BagWriter, read_messages
+from g1_teleop.core.rotations import matrix_from_wxyz
 from g1_teleop.operator.input_sources import OperatorRecording, ScenarioPlayer, pose_vector
 from g1_teleop.operator.scenario import Scenario
 
@@ -24,7 +25,7 @@ def header(stamp_ns: int, frame: str = "pelvis"):
 
 def pose_cdr(stamp_ns: int, pose: np.ndarray) -> bytes:
     point = T["geometry_msgs/msg/Point"](x=pose[0], y=pose[1], z=pose[2])
-    quat = T["geometry_msgs/msg/Quaternion"](x=pose[3], y=pose[4], z=pose[5], w=pose[6])
+    quat = T["geometry_msgs/msg/Quaternion"](w=pose[3], x=pose[4], y=pose[5], z=pose[6])
     msg = T[POSE](header=header(stamp_ns), pose=T["geometry_msgs/msg/Pose"](position=point, orientation=quat))
     return TYPESTORE.serialize_cdr(msg, POSE)
 
@@ -36,7 +37,8 @@ def joy_cdr(stamp_ns: int, axes: list[float], buttons: list[int]) -> bytes:
 
 
 def random_pose(rng) -> np.ndarray:
-    return np.concatenate([rng.uniform(-0.5, 0.5, 3), Rotation.random(random_state=rng).as_quat()])
+    """Position (m) and orientation (w, x, y, z), in either sign."""
+    return np.concatenate([rng.uniform(-0.5, 0.5, 3), Rotation.random(random_state=rng).as_quat(scalar_first=True)])
 
 
 @pytest.fixture
@@ -121,8 +123,8 @@ def test_the_scenario_player_publishes_the_scenarios_targets_through_the_headset
         for T, pose in ((sample.world_T_head, frame.head), (sample.pelvis_T_left_wrist, frame.left_wrist),
                         (sample.pelvis_T_right_wrist, frame.right_wrist)):
             assert np.allclose(pose[:3], T[:3, 3], atol=1e-9)
-            assert np.allclose(Rotation.from_quat(pose[3:]).as_matrix(), T[:3, :3], atol=1e-9)
+            assert np.allclose(matrix_from_wxyz(pose[3:]), T[:3, :3], atol=1e-9)
         assert (frame.joy_axes, frame.joy_buttons) == (sample.joy_axes, sample.joy_buttons)
-    assert np.array_equal(pose_vector(np.eye(4)), [0, 0, 0, 0, 0, 0, 1])
+    assert np.array_equal(pose_vector(np.eye(4)), [0, 0, 0, 1, 0, 0, 0])
     with pytest.raises(ValueError, match="wrist_reference"):
         ScenarioPlayer(scenario, "chest")

@@ -60,11 +60,15 @@ class XrInputConfig:
 
 
 def pose_msg(pose: np.ndarray, stamp_ns_: int, frame_id: str) -> PoseStamped:
-    """(7,) x, y, z, qx, qy, qz, qw → PoseStamped."""
+    """(7,) position (m) and orientation (w, x, y, z) → PoseStamped, copied value for value.
+
+    Not ``ros.messages.pose_stamped_msg``: that one takes a 4×4 transform, and the way back from a rotation
+    matrix to a quaternion does not give a recorded quaternion's bits back, so a bag replay (source bag) would
+    no longer repeat the recorded run exactly."""
     msg = PoseStamped()
     msg.header.stamp, msg.header.frame_id = to_stamp(stamp_ns_), frame_id
     p, o = msg.pose.position, msg.pose.orientation
-    p.x, p.y, p.z, o.x, o.y, o.z, o.w = (float(v) for v in pose)
+    p.x, p.y, p.z, o.w, o.x, o.y, o.z = (float(v) for v in pose)
     return msg
 
 

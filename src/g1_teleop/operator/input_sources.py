@@ -9,6 +9,10 @@ the IK targets of left_ee / right_ee in the pelvis frame) and the joystick.
 * ``OperatorRecording``: what xr_input published in a recorded run, read from a rosbag2 bag (g1_teleop.core.rosbag):
   at time t it gives the latest wrist pair stamped at or before first_stamp + t, with the head and joystick
   in force then, exactly as recorded. Replaying a lockstep run's bag into the same graph reproduces it.
+
+A pose is a (7,) vector: position (m), then orientation (w, x, y, z) (g1_teleop.core.rotations). A recorded
+pose is copied value for value from its message's fields, never through a rotation matrix, so that a replay
+publishes the recorded bits.
 """
 
 from __future__ import annotations
@@ -19,18 +23,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from scipy.spatial.transform import Rotation
 
 from g1_teleop.core.rosbag import BagError, read_messages
+from g1_teleop.core.rotations import position_wxyz
 from g1_teleop.operator.scenario import Scenario
 from g1_teleop.operator.xr_frames import BodyReference, openxr_to_robot, robot_to_openxr
 
 OPERATOR_TOPICS = ("xr/head", "xr/left_wrist", "xr/right_wrist", "joy")
+WRIST_REFERENCES = ("head", "body")
 
 
 @dataclass(frozen=True)
 class XrFrame:
-    """One operator sample as published. Poses are (7,): x, y, z (m), qx, qy, qz, qw."""
+    """One operator sample as published. Poses are (7,): x, y, z (m), qw, qx, qy, qz. head: in the headset
+    world, robot basis; left_wrist, right_wrist: in the pelvis frame. Joystick axes in [-1, 1], buttons 0/1."""
 
     head: np.ndarray
     left_wrist: np.ndarray
@@ -40,8 +46,8 @@ class XrFrame:
 
 
 def pose_vector(T: np.ndarray) -> np.ndarray:
-    """4x4 transform → (7,) position and quaternion (x, y, z, w)."""
-    return np.concatenate([T[:3, 3], Rotation.from_matrix(T[:3, :3]).as_quat()])
+    """4x4 transform → (7,) position (m) and orientation (w, x, y, z)."""
+    return np.concatenate(position_wxyz(T))
 
 
 class ScenarioPlayer:
@@ -49,7 +55,7 @@ class ScenarioPlayer:
     relative to a body-fixed frame calibrated on the first sample, see xr_frames)."""
 
     def __init__(self, scenario: Scenario, wrist_reference: str = "head") -> None:
-        if wrist_reference not in ("head", "body"):
+        if wrist_reference not in WRIST_REFERENCES:
             raise ValueError(f"wrist_reference must be head or body, got {wrist_reference!r}")
         self.scenario = scenario
         self.wrist_reference = wrist_reference
@@ -108,7 +114,7 @@ class OperatorRecording:
                 joys[stamp] = (tuple(float(a) for a in msg.axes), tuple(int(b) for b in msg.buttons))
                 continue
             p, o = msg.pose.position, msg.pose.orientation
-            pose = np.array([p.x, p.y, p.z, o.x, o.y, o.z, o.w])
+            pose = np.array([p.x, p.y, p.z, o.w, o.x, o.y, o.z])
             if topic == "xr/head":
                 heads[stamp] = pose
             else:
