@@ -24,8 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
-from g1_teleop.control.learned.observations import Proprioception
 from g1_teleop.control.leg_ik import StanceModel
+from g1_teleop.control.proprioception import Proprioception
 
 GRAVITY_M_S2 = 9.81
 

@@ -21,10 +21,11 @@ import numpy as np
 
 from g1_teleop.control.learned.gait_clock import gait_clock_for
 from g1_teleop.control.learned.inference import PolicyRunner
-from g1_teleop.control.learned.observations import Proprioception, build_observation
+from g1_teleop.control.learned.observations import build_observation
 from g1_teleop.control.learned.policy_config import ObservationLayout, PolicyConfig
+from g1_teleop.control.lower_body import LowerBodyTarget
+from g1_teleop.control.proprioception import Proprioception
 from g1_teleop.control.squat_command import SquatCommand, SquatCommandLimits
-from g1_teleop.control.whole_body_target import LowerBodyTarget
 from g1_teleop.core.modes import Mode
 
 LOWER_BODY = slice(0, 15)  # legs and waist

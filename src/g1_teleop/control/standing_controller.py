@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from g1_teleop.control.balance import Balance, BalanceGains
-from g1_teleop.control.learned.observations import Proprioception
 from g1_teleop.control.leg_ik import LegIK, PelvisPose, StanceError, StanceModel
+from g1_teleop.control.lower_body import LowerBodyTarget
+from g1_teleop.control.proprioception import Proprioception
 from g1_teleop.control.squat_command import SquatCommand, SquatCommandLimits
-from g1_teleop.control.whole_body_target import LowerBodyTarget
 from g1_teleop.core.limits import slew_limit
 from g1_teleop.core.modes import Mode
 from g1_teleop.core.robot_description import ARM_INDICES, LEG_INDICES, WAIST_INDICES, Robot

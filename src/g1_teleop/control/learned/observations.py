@@ -15,24 +15,10 @@ length num_obs, clipped to ±clip_observations when configured.
 
 from __future__ import annotations
 
-from typing import Protocol
-
 import numpy as np
 
 from g1_teleop.control.learned.policy_config import ObservationLayout, PolicyConfig
-
-
-class Proprioception(Protocol):
-    """What the observation needs from the robot (``SimState`` has these fields).
-
-    q, dq: (29,) rad, rad/s in DDS order; world_q_pelvis: (4,) pelvis orientation (w, x, y, z);
-    pelvis_w_pelvis: (3,) pelvis angular velocity in the pelvis frame, rad/s.
-    """
-
-    q: np.ndarray
-    dq: np.ndarray
-    world_q_pelvis: np.ndarray
-    pelvis_w_pelvis: np.ndarray
+from g1_teleop.control.proprioception import Proprioception
 
 
 def gravity_in_pelvis(world_q_pelvis: np.ndarray) -> np.ndarray:

@@ -1,0 +1,42 @@
+"""The contract between a lower-body controller (legs and waist) and the whole-body target that consumes
+it, ROS-free. Vectors are in DDS motor order."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from g1_teleop.control.proprioception import Proprioception
+from g1_teleop.core.modes import Mode
+
+
+@dataclass(frozen=True)
+class LowerBodyTarget:
+    """Legs and waist (the robot's ``lower_body`` group): position targets q (15,) rad and feed-forward
+    torques tau_ff (15,) N·m, in the group's order."""
+
+    q: np.ndarray
+    tau_ff: np.ndarray
+
+
+class LowerBodyController(Protocol):
+    """Legs and waist for one control tick, from the operator's commands and the measured state.
+
+    ``mode`` is the current mode; ``max_velocity`` the (vx, vy, wz) of a full stick in LOCOMOTION (zeros
+    without locomotion). Commands are given once per tick before ``targets``: ``command_squat`` stick
+    values in [-1, 1] for height and pitch, ``command_velocity`` m/s, m/s, rad/s.
+    """
+
+    mode: Mode
+    max_velocity: np.ndarray
+
+    def command_squat(self, height_rate: float, pitch_rate: float) -> None: ...
+
+    def command_velocity(self, vx: float, vy: float, wz: float) -> None: ...
+
+    def request(self, mode: Mode) -> str | None:
+        """Switch to ``mode``: None when accepted (or already there), else why it is refused."""
+
+    def targets(self, state: Proprioception) -> LowerBodyTarget: ...
