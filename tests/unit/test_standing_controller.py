@@ -17,6 +17,7 @@ from g1_teleop.control.standing_controller import StandingController
 from g1_teleop.control.whole_body_target import WholeBodyTargetBuilder
 from g1_teleop.core.limits import JointCommand
 from g1_teleop.core.modes import Mode
+from g1_teleop.core.mujoco_model import build_mujoco_model
 from g1_teleop.sim.simulator import Push, SimConfig, Simulator, parse_pushes
 
 
@@ -136,7 +137,7 @@ def test_squat_command_integrates_and_clamps():
         SquatCommandLimits((0.45, 0.75), (0.0, 0.5), (0.0016, 0.002), (0.8, 0.0))
 
 
-def test_push_schedule_applies_the_force_for_its_duration(robot, mj_model):
+def test_push_schedule_applies_the_force_for_its_duration(robot):
     assert parse_pushes("5,0,40,0,0.2; 16,0,-40,0,0.2") == (Push(5.0, (0.0, 40.0, 0.0), 0.2),
                                                             Push(16.0, (0.0, -40.0, 0.0), 0.2))
     assert parse_pushes("") == ()
@@ -144,8 +145,10 @@ def test_push_schedule_applies_the_force_for_its_duration(robot, mj_model):
         parse_pushes("5,0,40")
     with pytest.raises(ValueError, match="duration_s > 0"):
         parse_pushes("5,0,40,0,0")
-    # A free-floating body in zero gravity gains exactly F·T/m of momentum.
-    sim = Simulator(robot, mj_model, SimConfig(gantry=True, pushes=(Push(0.0, (0.0, 40.0, 0.0), 0.2),)))
+    # A free-floating body in zero gravity gains exactly F·T/m of momentum (on a model of its own: the
+    # session's model must keep its gravity).
+    push = Push(0.0, (0.0, 40.0, 0.0), 0.2)
+    sim = Simulator(robot, build_mujoco_model(robot), SimConfig(gantry=True, pushes=(push,)))
     sim.model.opt.gravity[:] = 0.0
     sim.config = SimConfig(gantry=False, pushes=sim.config.pushes)
     sim.data.qpos[2] += 1.0  # off the floor
