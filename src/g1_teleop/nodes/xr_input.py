@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from builtin_interfaces.msg import Time
 from geometry_msgs.msg import PoseStamped
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
@@ -25,7 +26,8 @@ from sensor_msgs.msg import Joy
 from std_srvs.srv import Trigger
 
 from g1_teleop.core.paths import scenario_path
-from g1_teleop.operator.input_sources import OperatorRecording, ScenarioPlayer
+from g1_teleop.core.settings import check_settings, setting
+from g1_teleop.operator.input_sources import WRIST_REFERENCES, OperatorRecording, ScenarioPlayer
 from g1_teleop.operator.scenario import Scenario
 from g1_teleop.ros.diagnostics import Diagnostics
 from g1_teleop.ros.messages import stamp_ns, to_stamp
@@ -38,35 +40,36 @@ SOURCES = ("scenario", "bag")
 
 @dataclass(frozen=True)
 class XrInputConfig:
-    source: str = "scenario"
-    scenario: str = "default"  # source scenario: a name in config/scenarios/ or a YAML path
-    bag: str = ""  # source bag: a rosbag2 folder with the operator topics (g1-teleop record, a sim run's bag/)
-    rate_hz: float = 0.0  # 0: the scenario's device rate
-    lockstep: bool = True
-    autoplay: bool = True  # false: hold the first sample until xr_input/play
-    # head: wrists relative to the head position (OpenWBT/televuer); body: relative to a body-fixed frame
-    # (the neck pivot, heading calibrated on the first sample), so turning the head does not move the arms.
-    wrist_reference: str = "head"
+    """xr_input's ROS parameters (read once at start-up)."""
+
+    source: str = setting("scenario", "where operator samples come from: a scenario played through a simulated "
+                          "headset, or the operator topics of a recorded bag", choices=SOURCES)
+    scenario: str = setting("default", "source scenario: a name in config/scenarios/ or a YAML path")
+    bag: str = setting("", "source bag: a rosbag2 folder with the operator topics (g1-teleop record, a sim run's "
+                       "bag/)")
+    rate_hz: float = setting(0.0, "samples per second when not in lockstep (Hz); 0: the source's device rate",
+                             minimum=0.0)
+    lockstep: bool = setting(True, "one sample per /clock tick; false: samples on a timer at rate_hz")
+    autoplay: bool = setting(True, "play from the start; false: hold the first sample until xr_input/play")
+    wrist_reference: str = setting(
+        "head", "head: wrists relative to the head position (OpenWBT/televuer); body: relative to a body-fixed "
+        "frame (the neck pivot, heading calibrated on the first sample), so turning the head does not move the "
+        "arms", choices=WRIST_REFERENCES)
 
     def __post_init__(self) -> None:
-        if self.source not in SOURCES:
-            raise ValueError(f"source {self.source!r} is not one of {SOURCES}")
-        if self.rate_hz < 0:
-            raise ValueError(f"rate_hz must be >= 0, got {self.rate_hz}")
-        if self.wrist_reference not in ("head", "body"):
-            raise ValueError(f"wrist_reference must be head or body, got {self.wrist_reference!r}")
+        check_settings(self)
         if self.source == "bag" and not self.bag:
             raise ValueError("source bag needs the bag parameter: the folder of a recorded bag")
 
 
-def pose_msg(pose: np.ndarray, stamp_ns_: int, frame_id: str) -> PoseStamped:
+def pose_msg(pose: np.ndarray, stamp: Time, frame_id: str) -> PoseStamped:
     """(7,) position (m) and orientation (w, x, y, z) → PoseStamped, copied value for value.
 
     Not ``ros.messages.pose_stamped_msg``: that one takes a 4×4 transform, and the way back from a rotation
     matrix to a quaternion does not give a recorded quaternion's bits back, so a bag replay (source bag) would
     no longer repeat the recorded run exactly."""
     msg = PoseStamped()
-    msg.header.stamp, msg.header.frame_id = to_stamp(stamp_ns_), frame_id
+    msg.header.stamp, msg.header.frame_id = stamp, frame_id
     p, o = msg.pose.position, msg.pose.orientation
     p.x, p.y, p.z, o.w, o.x, o.y, o.z = (float(v) for v in pose)
     return msg
@@ -115,14 +118,15 @@ class XrInput(Node):
         if self.start_ns is None and self.playing:
             self.start_ns = now_ns
         frame = self.player.frame(0.0 if self.start_ns is None else (now_ns - self.start_ns) / 1e9)
+        stamp = to_stamp(now_ns)
         # joy first: in lockstep the policy ticks once the wrists' arm target is in
         if frame.joy_axes or frame.joy_buttons:
             joy = Joy(axes=list(frame.joy_axes), buttons=list(frame.joy_buttons))
-            joy.header.stamp = to_stamp(now_ns)
+            joy.header.stamp = stamp
             self.pub_joy.publish(joy)
-        self.pub_head.publish(pose_msg(frame.head, now_ns, "xr_world"))
-        self.pub_left.publish(pose_msg(frame.left_wrist, now_ns, "pelvis"))
-        self.pub_right.publish(pose_msg(frame.right_wrist, now_ns, "pelvis"))
+        self.pub_head.publish(pose_msg(frame.head, stamp, "xr_world"))
+        self.pub_left.publish(pose_msg(frame.left_wrist, stamp, "pelvis"))
+        self.pub_right.publish(pose_msg(frame.right_wrist, stamp, "pelvis"))
         if now_ns != self.last_stamp_ns:
             self.samples += 1
             self.last_stamp_ns = now_ns
