@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from g1_teleop.core.limits import JointCommand
+from g1_teleop.core.realtime_loop import Pacer
 from g1_teleop.core.robot_description import load_robot
 from g1_teleop.hardware import bridge_link as msg
 from g1_teleop.hardware.bridge_link import Link, LinkClosed
@@ -308,16 +309,11 @@ class LowCmdProcess:
                                            f"{self.cfg.lowcmd_priority} refused ({exc}; needs CAP_SYS_NICE)")
         sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
         period = 1.0 / self.cfg.lowcmd_rate_hz
-        next_tick = time.monotonic()
+        pacer = Pacer(period, max_lag_s=period)  # more than a tick behind: skip ahead instead of bursting
         last_start: float | None = None
         damp_until: float | None = None
         while damp_until is None or time.monotonic() < damp_until:
-            next_tick += period
-            delay = next_tick - time.monotonic()
-            if delay > 0:
-                time.sleep(delay)
-            elif delay < -period:  # more than a tick behind: skip ahead instead of bursting
-                next_tick = time.monotonic()
+            pacer.wait()
             start, cpu = time.monotonic(), time.thread_time()
             self.read_link()  # (just before the tick: a command waits for at most one period)
             if damp_until is None and self._stop_reason is not None:

@@ -55,6 +55,7 @@ from xml.sax.saxutils import quoteattr
 import numpy as np
 
 from g1_teleop.core.limits import JointCommand
+from g1_teleop.core.realtime_loop import Pacer
 from g1_teleop.hardware.lowcmd import NUM_BODY_JOINTS, lowcmd_crc, lowcmd_from_cdr, unpack_lowcmd
 from g1_teleop.hardware.lowstate import lowstate_to_cdr, new_lowstate, pack_lowstate
 from g1_teleop.hardware.wireless_remote import BUTTONS, WirelessRemote, encode_wireless_remote
@@ -324,24 +325,6 @@ def open_dds_participant(domain_id: int, interface: str) -> tuple[Any, Any]:
                                   f"interfaces here: {interfaces}") from exc
 
 
-class _Pacing:
-    """Paces a loop at ``period_s`` of wall time from ``start_s`` (time.monotonic)."""
-
-    def __init__(self, period_s: float, start_s: float) -> None:
-        self.period_s = period_s
-        self.next_s = start_s
-        self.restarts = 0  # times the loop fell more than MAX_LAG_S behind and restarted its pacing
-
-    def wait(self) -> None:
-        self.next_s += self.period_s
-        delay = self.next_s - time.monotonic()
-        if delay > 0:
-            time.sleep(delay)
-        elif delay < -MAX_LAG_S:
-            self.next_s = time.monotonic()
-            self.restarts += 1
-
-
 def run(config: VirtualRobotConfig, log: Callable[[str], None] = print) -> dict[str, Any]:
     """Run the virtual robot until SIGINT or SIGTERM; returns the summary (also logged as JSON).
 
@@ -382,7 +365,7 @@ def _run(config: VirtualRobotConfig, log: Callable[[str], None], stop: list[int]
     published = 0
     pelvis_z = pelvis_z_min = float(sim.data.qpos[2])
     start = mark = (time.monotonic(), time.process_time(), 0, 0)  # wall, cpu, sim steps, published
-    pacing = _Pacing(LOWSTATE_PERIOD_S / config.realtime_factor, start_s=start[0])
+    pacing = Pacer(LOWSTATE_PERIOD_S / config.realtime_factor, MAX_LAG_S, start_s=start[0])
 
     def figures(since: tuple[float, float, int, int]) -> dict[str, Any]:
         elapsed = max(time.monotonic() - since[0], 1e-9)

@@ -19,12 +19,14 @@ reach a robot or a graph on the network). Figures:
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import threading
 import time
 
 import numpy as np
 
+from g1_teleop.core.realtime_loop import Pacer
 from g1_teleop.tools.bench.figures import BenchError, percentiles
 
 ROS_DOMAIN_ID = 231  # the bench's own domains: never a robot's (0) nor the tests' (1–200)
@@ -53,10 +55,9 @@ def _encode_and_write(probe, writes: int) -> dict[str, float]:
     writer = DataWriter(participant, Topic(participant, "rt/lowcmd", LowCmd_))
     zero = JointCommand.damping(NUM_BODY_JOINTS, 0.0)
     encode, write = [], []
-    next_s = time.monotonic()
+    pacer = Pacer(0.002, max_lag_s=math.inf)
     for _ in range(writes):
-        next_s += 0.002
-        time.sleep(max(0.0, next_s - time.monotonic()))
+        pacer.wait()
         t0 = time.perf_counter()
         cdr = lowcmd_to_cdr(pack_lowcmd(MODE_PR, DEFAULT_MODE_MACHINE, **motor_slots(zero))[0])
         t1 = time.perf_counter()
@@ -109,10 +110,9 @@ class _Operator:
                     self.figures = values
 
     def _policy(self) -> None:
-        k, next_s = 0, time.monotonic()
+        k, pacer = 0, Pacer(COMMAND_PERIOD_S, max_lag_s=math.inf)
         while not self._closing.is_set():
-            next_s += COMMAND_PERIOD_S
-            time.sleep(max(0.0, next_s - time.monotonic()))
+            pacer.wait()
             if self.publishing.is_set():
                 q = self.default_q.copy()
                 q[self.elbow] += ELBOW_STEP_RAD * (k % 1000)
