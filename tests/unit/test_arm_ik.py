@@ -359,7 +359,8 @@ def test_a_50hz_path_stays_within_the_policy_arm_limiter(guarded_ik_factory: IKF
     limiter never clips (no distortion, no added lag) and the hands follow within the filter's lag.
     (±0.01 rad per 20 ms is 0.5 rad/s per joint: the wrists holding the orientation reach it near 0.1 m/s
     on this path; faster hands are slowed by the limiter, by design.)"""
-    from g1_teleop.control.whole_body_target import DefaultPoseHold, WholeBodyTargetBuilder
+    from g1_teleop.control.default_pose_hold import DefaultPoseHold
+    from g1_teleop.control.whole_body_target import WholeBodyTargetBuilder
 
     ik = guarded_ik_factory()
     builder = WholeBodyTargetBuilder(robot, DefaultPoseHold(robot))

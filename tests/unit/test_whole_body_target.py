@@ -2,7 +2,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from g1_teleop.control.whole_body_target import DefaultPoseHold, WholeBodyTargetBuilder
+from g1_teleop.control.default_pose_hold import DefaultPoseHold
+from g1_teleop.control.whole_body_target import WholeBodyTargetBuilder
 from g1_teleop.core.robot_description import ARM_INDICES
 
 

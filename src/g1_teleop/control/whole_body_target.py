@@ -12,37 +12,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from g1_teleop.control.lower_body import LowerBodyController, LowerBodyTarget
+from g1_teleop.control.lower_body import LowerBodyController
 from g1_teleop.control.proprioception import Proprioception
 from g1_teleop.core.limits import slew_limit
-from g1_teleop.core.modes import Mode
 from g1_teleop.core.robot_description import ARM_INDICES, Robot
-
-
-class DefaultPoseHold:
-    """Legs and waist at the robot's default pose (joint PD only: it does not balance), mode STAND_HOLD."""
-
-    mode = Mode.STAND_HOLD
-    max_velocity = np.zeros(3)
-
-    def __init__(self, robot: Robot) -> None:
-        self._target = LowerBodyTarget(q=robot.default_q[: ARM_INDICES.start].copy(),
-                                       tau_ff=np.zeros(ARM_INDICES.start))
-
-    def command_squat(self, height_rate: float, pitch_rate: float) -> None:
-        """No squat: ignored."""
-
-    def command_velocity(self, vx: float, vy: float, wz: float) -> None:
-        """No locomotion: ignored."""
-
-    def request(self, mode: Mode) -> str | None:
-        if mode is self.mode:
-            return None
-        return (f"controller hold has only {self.mode.value}: {mode.value} needs controller:=builtin "
-                "(SQUAT) or controller:=openwbt (SQUAT, LOCOMOTION)")
-
-    def targets(self, state: Proprioception) -> LowerBodyTarget:
-        return self._target
 
 
 @dataclass(frozen=True)

@@ -35,13 +35,14 @@ from sensor_msgs.msg import Imu, JointState, Joy, TimeReference
 from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
+from g1_teleop.control.default_pose_hold import DefaultPoseHold
 from g1_teleop.control.learned.policy_config import load_policy_config
 from g1_teleop.control.learned.policy_files import PolicyFileError, resolve_policy_dir, verify
 from g1_teleop.control.leg_ik import StanceModel
 from g1_teleop.control.lower_body import LowerBodyController
 from g1_teleop.control.squat_locomotion import SquatLocomotionController
 from g1_teleop.control.standing_controller import StandingConfig, StandingController
-from g1_teleop.control.whole_body_target import DefaultPoseHold, WholeBodyTargetBuilder
+from g1_teleop.control.whole_body_target import WholeBodyTargetBuilder
 from g1_teleop.core.joint_vector import JointIndex, MalformedJointMessage
 from g1_teleop.core.modes import Mode
 from g1_teleop.core.robot_description import ARM_INDICES, Robot, load_robot
