@@ -14,7 +14,6 @@ import os
 import time
 from dataclasses import dataclass
 
-import numpy as np
 from diagnostic_msgs.msg import DiagnosticStatus
 from nav_msgs.msg import Odometry
 from rclpy.clock import Clock, ClockType
@@ -23,7 +22,7 @@ from rosgraph_msgs.msg import Clock as ClockMsg
 from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Empty
 
-from g1_teleop.core.input_watchdog import Freshness, InputWatchdog, WatchdogConfig
+from g1_teleop.core.input_watchdog import Freshness, InputWatchdog, WatchdogTimeouts, fallback_command
 from g1_teleop.core.joint_vector import JointIndex, MalformedJointMessage
 from g1_teleop.core.limits import CommandLimiter, JointCommand, JointLimits
 from g1_teleop.core.mujoco_model import build_mujoco_model
@@ -59,7 +58,7 @@ class SimBridgeConfig:
 
     def __post_init__(self) -> None:
         SimConfig(self.physics_dt, self.control_dt, pushes=parse_pushes(self.pushes))
-        WatchdogConfig(self.command_hold_after_s, self.command_damp_after_s)
+        WatchdogTimeouts(self.command_hold_after_s, self.command_damp_after_s)
         if self.republish_period_s <= 0 or self.realtime_factor <= 0 or self.max_lag_s <= 0:
             raise ValueError("republish_period_s, realtime_factor and max_lag_s must be positive")
 
@@ -80,7 +79,7 @@ class SimBridge(Node):
         initial = self.sim.state().q
         self.limiter.reset(initial)
         self.command = JointCommand.hold(initial, self.kp, self.kd)  # last safe command
-        self.watchdog = InputWatchdog(WatchdogConfig(cfg.command_hold_after_s, cfg.command_damp_after_s))
+        self.watchdog = InputWatchdog(WatchdogTimeouts(cfg.command_hold_after_s, cfg.command_damp_after_s))
         self.freshness = Freshness.WAITING
         self.warn = WarnOnce(self)
         self.commands_applied = 0
@@ -170,13 +169,10 @@ class SimBridge(Node):
             if slip_s > 0.05:
                 self.warn("slip", f"the simulation fell {lag_s * 1e3:.0f} ms behind the wall clock (a starved "
                                   "process?): it slips instead of catching up; see slipped_s in diagnostics")
-        freshness = self.watchdog.state(time.monotonic())
+        freshness = self.watchdog.freshness(time.monotonic())
         if freshness != self.freshness:
             self._report(freshness)
-        command = self.damping if freshness is Freshness.DAMP else self.command
-        if freshness is Freshness.HOLD:  # the last target and feed-forward (gravity, balance), at rest
-            command = JointCommand(self.command.q, np.zeros_like(self.command.q), self.command.tau_ff,
-                                   self.kp, self.kd)
+        command = fallback_command(freshness, self.command, self.damping)
         stepped = 0
         while self.sim.stamp_ns < target_ns and stepped < self.sim.config.decimation:
             self.sim.step(command)
