@@ -3,13 +3,17 @@ import pytest
 
 from g1_teleop.core.limits import JointCommand
 from g1_teleop.hardware.bridge_safety import (
+    ActionRefused,
     BridgeSafety,
     BridgeSafetyConfig,
+    CommandRejected,
     CommandSample,
     OperatorAction,
     OperatorEvent,
     SafetyState,
     StateSample,
+    WritingResumed,
+    WritingStopped,
     pelvis_tilt,
 )
 
@@ -137,10 +141,11 @@ def test_activate_needs_hold_and_a_fresh_command(robot):
     bench.tick()
     out = bench.tick(ACTIVATE)
     assert bench.safety.state is S.ZERO_TORQUE
-    assert out.notices == ("activate from remote refused: only from HOLD (now ZERO_TORQUE)",)
+    assert out.notices == (ActionRefused(ACTIVATE, "only from HOLD (now ZERO_TORQUE)"),)
+    assert str(out.notices[0]) == "activate from remote refused: only from HOLD (now ZERO_TORQUE)"
     bench.to_hold()
     out = bench.tick(ACTIVATE)
-    assert bench.safety.state is S.HOLD and "no valid joint_command" in out.notices[0]
+    assert bench.safety.state is S.HOLD and "no valid joint_command" in out.notices[0].reason
     command = bench.policy_command()
     bench.send(command)
     out = bench.tick(ACTIVATE)
@@ -155,7 +160,7 @@ def test_start_is_refused_outside_zero_torque_and_damp(robot):
     bench.to_hold()
     out = bench.tick(START)
     assert bench.safety.state is S.HOLD
-    assert out.notices == ("start from remote refused: only from ZERO_TORQUE or DAMP (now HOLD)",)
+    assert out.notices == (ActionRefused(START, "only from ZERO_TORQUE or DAMP (now HOLD)"),)
 
 
 def test_no_command_for_more_than_the_timeout_damps(robot):
@@ -183,12 +188,13 @@ def test_stale_lowstate_damps_and_stops_writing_until_fresh(robot):
     out = bench.tick(dt=0.004, fresh=False)
     assert out.command is None
     assert only_transition(out).reason == "LowState 0.102 s old (limit 0.100 s)"
-    assert out.notices == ("LowCmd writing stopped: LowState 0.102 s old (limit 0.100 s)",)
+    assert out.notices == (WritingStopped("LowState 0.102 s old (limit 0.100 s)"),)
+    assert str(out.notices[0]) == "LowCmd writing stopped: LowState 0.102 s old (limit 0.100 s)"
     out = bench.tick(fresh=False)
     assert out.command is None and out.transitions == () and out.notices == ()
     out = bench.tick()
     assert bench.safety.state is S.DAMP and out.transitions == ()
-    assert out.notices == ("LowCmd writing resumed: LowState fresh again",)
+    assert out.notices == (WritingResumed(),)
     np.testing.assert_array_equal(out.command.kd, robot.gains("damping")[1])
 
 
@@ -261,7 +267,7 @@ def test_leaving_damp_needs_an_operator_start_without_a_fault(robot):
     bench.quat = about([0, 1, 0], 1.0)
     out = bench.tick(START)
     assert bench.safety.state is S.DAMP
-    assert out.notices == ("start from remote refused: pelvis tilt 1.00 rad beyond 0.80 rad (fall)",)
+    assert out.notices == (ActionRefused(START, "pelvis tilt 1.00 rad beyond 0.80 rad (fall)"),)
     bench.quat = UPRIGHT
     bench.q = robot.default_q - 0.05  # the robot sagged while damped: the ramp starts from here
     out = bench.tick(START)
@@ -274,7 +280,7 @@ def test_estop_wins_over_start_in_the_same_tick(robot):
     bench.tick()
     out = bench.tick(START, ESTOP)
     assert bench.safety.state is S.DAMP
-    assert out.notices == ("start from remote refused: an e-stop arrived in the same tick",)
+    assert out.notices == (ActionRefused(START, "an e-stop arrived in the same tick"),)
 
 
 def test_activation_blends_from_the_hold_command_to_the_policys(robot):
@@ -339,14 +345,15 @@ def test_bad_commands_are_rejected_and_do_not_feed_the_watchdog(robot):
     nan.kp[0] = np.inf
     bench.send(nan)
     out = bench.tick()
-    assert out.notices == ("joint_command rejected: non-finite values in q, kp",)
+    assert out.notices == (CommandRejected("non-finite values in q, kp"),)
+    assert str(out.notices[0]) == "joint_command rejected: non-finite values in q, kp"
     np.testing.assert_allclose(out.command.q, good.q)
     assert bench.tick().notices == ()  # each command is judged once
     short = bench.policy_command()
     short.dq = np.zeros(28)
     bench.send(short)
     out = bench.tick()
-    assert out.notices == ("joint_command rejected: dq has shape (28,) (expected (29,))",)
+    assert out.notices == (CommandRejected("dq has shape (28,) (expected (29,))"),)
     assert np.all(np.isfinite(out.command.q))
     out = bench.tick(dt=0.05)
     assert only_transition(out).current is S.DAMP

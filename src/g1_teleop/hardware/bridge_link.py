@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from g1_teleop.hardware.bridge_safety import OperatorEvent, SafetyState, Transition
+from g1_teleop.hardware.bridge_safety import Notice, OperatorEvent, SafetyState, Transition
 from g1_teleop.hardware.dex3 import HandTarget
 from g1_teleop.hardware.wireless_remote import WirelessRemote
 
@@ -74,7 +74,7 @@ class Report:
 
     state: SafetyState
     transitions: tuple[Transition, ...]
-    notices: tuple[str, ...]
+    notices: tuple[Notice, ...]
 
 
 @dataclass(frozen=True, eq=False)

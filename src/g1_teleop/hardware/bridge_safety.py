@@ -124,13 +124,54 @@ class Transition:
 
 
 @dataclass(frozen=True)
+class CommandRejected:
+    """A joint_command that does not reach the robot, and why (it is judged once)."""
+
+    problem: str
+
+    def __str__(self) -> str:
+        return f"joint_command rejected: {self.problem}"
+
+
+@dataclass(frozen=True)
+class ActionRefused:
+    """An operator start or activate that was refused, and why."""
+
+    event: OperatorEvent
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.event.action.value} from {self.event.source} refused: {self.reason}"
+
+
+@dataclass(frozen=True)
+class WritingStopped:
+    """The tick wrote nothing after ticks that wrote a LowCmd, and why."""
+
+    reason: str
+
+    def __str__(self) -> str:
+        return f"LowCmd writing stopped: {self.reason}"
+
+
+@dataclass(frozen=True)
+class WritingResumed:
+    """The tick wrote a LowCmd after ticks that wrote none (a LowState fresh again)."""
+
+    def __str__(self) -> str:
+        return "LowCmd writing resumed: LowState fresh again"
+
+
+Notice = CommandRejected | ActionRefused | WritingStopped | WritingResumed
+
+
+@dataclass(frozen=True)
 class SafetyOutput:
-    """What to write this tick (None: nothing) and what happened: state changes, and notices (rejected
-    commands, refused operator actions, LowCmd writing stopped or resumed)."""
+    """What to write this tick (None: nothing), the state changes and the notices."""
 
     command: JointCommand | None
     transitions: tuple[Transition, ...] = ()
-    notices: tuple[str, ...] = ()
+    notices: tuple[Notice, ...] = ()
 
 
 def pelvis_tilt(world_q_pelvis: np.ndarray) -> float:
@@ -177,7 +218,7 @@ class BridgeSafety:
         """One write tick at ``now_s``: the latest LowState and joint_command (None before the first) and
         the operator events since the last tick."""
         transitions: list[Transition] = []
-        notices: list[str] = []
+        notices: list[Notice] = []
 
         def go(target: SafetyState, reason: str) -> None:
             if self._state is target:
@@ -196,7 +237,7 @@ class BridgeSafety:
             self._seen_command_s = command.received_s
             problem = self._command_problem(command.command)
             if problem:
-                notices.append(f"joint_command rejected: {problem}")
+                notices.append(CommandRejected(problem))
             else:
                 self._command = command
 
@@ -214,7 +255,7 @@ class BridgeSafety:
             if event.action is not OperatorAction.ESTOP:
                 refusal = self._operator(event, now_s, fresh, fault, bool(estops), go)
                 if refusal:
-                    notices.append(f"{event.action.value} from {event.source} refused: {refusal}")
+                    notices.append(ActionRefused(event, refusal))
         if self._state is SafetyState.RAMP and now_s - self._ramp_start_s >= self.config.ramp_duration_s:
             go(SafetyState.HOLD, "ramp complete")
 
@@ -223,9 +264,9 @@ class BridgeSafety:
             assert state is not None
             output = self._target(now_s, state)
         if output is None and self._writing:
-            notices.append(f"LowCmd writing stopped: {self._stale_reason(now_s, state)}")
+            notices.append(WritingStopped(self._stale_reason(now_s, state)))
         elif output is not None and not self._writing and self._ever_written:
-            notices.append("LowCmd writing resumed: LowState fresh again")
+            notices.append(WritingResumed())
         self._writing = output is not None
         self._ever_written |= self._writing
         self._last_tick_s = now_s

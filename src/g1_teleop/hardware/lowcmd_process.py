@@ -46,6 +46,7 @@ from g1_teleop.core.robot_description import load_robot
 from g1_teleop.hardware import bridge_link as msg
 from g1_teleop.hardware.bridge_link import Link, LinkClosed
 from g1_teleop.hardware.bridge_safety import (
+    ActionRefused,
     BridgeSafety,
     BridgeSafetyConfig,
     CommandSample,
@@ -138,11 +139,9 @@ class StartError(RuntimeError):
 
 def answer(request: msg.Request, output: SafetyOutput, state: SafetyState) -> msg.Answer:
     """What a service tells the operator about its request, from the tick that handled it."""
-    event = request.event
-    refused = f"{event.action.value} from {event.source} refused: "
-    refusal = next((n for n in output.notices if n.startswith(refused)), None)
+    refusal = next((n for n in output.notices if isinstance(n, ActionRefused) and n.event == request.event), None)
     if refusal is not None:
-        return msg.Answer(request.request_id, False, refusal)
+        return msg.Answer(request.request_id, False, str(refusal))
     if output.transitions:
         return msg.Answer(request.request_id, True, "; ".join(str(t) for t in output.transitions))
     return msg.Answer(request.request_id, True, f"already {state.value}")

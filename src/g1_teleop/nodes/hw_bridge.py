@@ -50,10 +50,13 @@ from g1_teleop.hardware.bridge_link import Link, LinkClosed
 from g1_teleop.hardware.bridge_safety import (
     BridgeSafety,
     BridgeSafetyConfig,
+    CommandRejected,
     CommandSample,
     OperatorAction,
     OperatorEvent,
     SafetyState,
+    WritingResumed,
+    WritingStopped,
 )
 from g1_teleop.hardware.dex3 import Dex3ConfigError, load_dex3
 from g1_teleop.hardware.lowcmd import NUM_BODY_JOINTS
@@ -227,16 +230,16 @@ class HwBridge(Node):
                     logger.info(f"safety: {transition}")
                 self.report(transition.current, str(transition))
             for notice in message.notices:
-                if notice.startswith("joint_command rejected"):
-                    self.warn("bridge_rejected", notice)
-                elif notice.startswith("LowCmd writing stopped"):
-                    logger.error(notice)
-                    self.report(message.state, notice, DiagnosticStatus.ERROR)
-                elif notice.startswith("LowCmd writing resumed"):
-                    logger.info(notice)
-                    self.report(message.state, notice)
+                if isinstance(notice, CommandRejected):
+                    self.warn("bridge_rejected", str(notice))
+                elif isinstance(notice, WritingStopped):
+                    logger.error(str(notice))
+                    self.report(message.state, str(notice), DiagnosticStatus.ERROR)
+                elif isinstance(notice, WritingResumed):
+                    logger.info(str(notice))
+                    self.report(message.state, str(notice))
                 else:
-                    logger.warning(notice)
+                    logger.warning(str(notice))
 
     def report(self, state: SafetyState, reason: str, level: int | None = None) -> None:
         """Publish the state and why on diagnostics (WARN in DAMP unless ``level`` says otherwise)."""
