@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from g1_teleop.control.learned.policy_config import load_policy_config
-from g1_teleop.control.squat_locomotion import SquatLocomotionController
+from g1_teleop.control.learned.squat_locomotion import SquatLocomotionController
 from g1_teleop.control.whole_body_target import WholeBodyTargetBuilder
 from g1_teleop.core.limits import JointCommand
 from g1_teleop.core.modes import Mode

@@ -15,6 +15,7 @@ class DefaultPoseHold:
 
     mode = Mode.STAND_HOLD
     max_velocity = np.zeros(3)
+    walking = False  # no locomotion
 
     def __init__(self, robot: Robot) -> None:
         self._target = LowerBodyTarget(q=robot.default_q[: ARM_INDICES.start].copy(),

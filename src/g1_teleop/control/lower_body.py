@@ -25,12 +25,16 @@ class LowerBodyController(Protocol):
     """Legs and waist for one control tick, from the operator's commands and the measured state.
 
     ``mode`` is the current mode; ``max_velocity`` the (vx, vy, wz) of a full stick in LOCOMOTION (zeros
-    without locomotion). Commands are given once per tick before ``targets``: ``command_squat`` stick
-    values in [-1, 1] for height and pitch, ``command_velocity`` m/s, m/s, rad/s.
+    without locomotion); ``walking`` True from a LOCOMOTION request until the SQUAT request. Commands are
+    given once per tick before ``targets``: ``command_squat`` stick values in [-1, 1] for height and pitch,
+    ``command_velocity`` m/s, m/s, rad/s.
     """
 
     mode: Mode
     max_velocity: np.ndarray
+
+    @property
+    def walking(self) -> bool: ...
 
     def command_squat(self, height_rate: float, pitch_rate: float) -> None: ...
 

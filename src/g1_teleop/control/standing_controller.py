@@ -65,6 +65,7 @@ class StandingController:
     """Lower-body targets that stand and squat on both feet (a ``LowerBodyController``)."""
 
     max_velocity = np.zeros(3)  # no locomotion
+    walking = False
 
     def __init__(self, robot: Robot, stance: StanceModel, config: StandingConfig | None = None) -> None:
         self.config = config or StandingConfig()

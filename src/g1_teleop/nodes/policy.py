@@ -35,24 +35,17 @@ from sensor_msgs.msg import Imu, JointState, Joy, TimeReference
 from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
-from g1_teleop.control.default_pose_hold import DefaultPoseHold
-from g1_teleop.control.learned.policy_config import load_policy_config
-from g1_teleop.control.learned.policy_files import PolicyFileError, resolve_policy_dir, verify
-from g1_teleop.control.leg_ik import StanceModel
-from g1_teleop.control.lower_body import LowerBodyController
-from g1_teleop.control.squat_locomotion import SquatLocomotionController
-from g1_teleop.control.standing_controller import StandingConfig, StandingController
+from g1_teleop.control.controller_factory import CONTROLLERS, make_lower_body
 from g1_teleop.control.whole_body_target import WholeBodyTargetBuilder
 from g1_teleop.core.joint_vector import JointIndex, MalformedJointMessage
 from g1_teleop.core.modes import Mode
-from g1_teleop.core.robot_description import ARM_INDICES, Robot, load_robot
+from g1_teleop.core.robot_description import ARM_INDICES, load_robot
 from g1_teleop.ros.diagnostics import Diagnostics, WarnOnce
 from g1_teleop.ros.messages import stamp_ns, to_stamp
 from g1_teleop.ros.node_main import run
-from g1_teleop.ros.parameters import ConfigError, declare_config
+from g1_teleop.ros.parameters import declare_config
 from g1_teleop.ros.qos import QOS_COMMAND, QOS_LATCHED, QOS_SENSOR, QOS_STATE
 
-CONTROLLERS = ("builtin", "hold", "openwbt")
 LOCOMOTION_ARMS = ("walking_pose", "ik")
 
 
@@ -116,23 +109,6 @@ class _ArmTarget:
     received_s: float
 
 
-def make_lower_body(cfg: PolicyConfig, robot: Robot) -> LowerBodyController:
-    """The controller for legs and waist."""
-    if cfg.controller == "hold":
-        return DefaultPoseHold(robot)
-    if cfg.controller == "builtin":
-        return StandingController(robot, StanceModel.for_robot(robot), StandingConfig(control_dt=cfg.control_dt))
-    folder = resolve_policy_dir(cfg.policy_dir or None)
-    try:
-        for name in (cfg.squat_config, cfg.loco_config):
-            verify(folder / name)
-        controller = SquatLocomotionController(load_policy_config(folder / cfg.squat_config, folder),
-                                               load_policy_config(folder / cfg.loco_config, folder))
-    except PolicyFileError as exc:
-        raise ConfigError(str(exc)) from None
-    return controller
-
-
 class Policy(Node):
     def __init__(self) -> None:
         super().__init__("policy")
@@ -140,7 +116,8 @@ class Policy(Node):
         robot = self.robot = load_robot(cfg.robot_config or None, cfg.model or None)
         self.joints = JointIndex(robot.joint_names)
         self.arm_joints = JointIndex([robot.joint_names[i] for i in ARM_INDICES])
-        self.lower_body = make_lower_body(cfg, robot)
+        self.lower_body = make_lower_body(robot, cfg.controller, control_dt=cfg.control_dt, policy_dir=cfg.policy_dir,
+                                          squat_config=cfg.squat_config, loco_config=cfg.loco_config)
         self.mode = self.lower_body.mode
         self.builder = WholeBodyTargetBuilder(robot, self.lower_body, cfg.arm_step_limit_rad)
         self.warn = WarnOnce(self)
@@ -287,8 +264,7 @@ class Policy(Node):
 
     def walking_pose_applies(self) -> bool:
         """The arms take the walking pose: locomotion_arms "walking_pose" and LOCOMOTION requested."""
-        return (self.cfg.locomotion_arms == "walking_pose" and isinstance(self.lower_body, SquatLocomotionController)
-                and self.lower_body.walking)
+        return self.cfg.locomotion_arms == "walking_pose" and self.lower_body.walking
 
     def tick(self) -> None:
         state, arm, now = self.state, self.arm, time.monotonic()

@@ -34,10 +34,11 @@ def _policy_step_times(robot, controller, ticks: int) -> tuple[list[float], floa
 POLICY_BENCH_DOMAIN_ID = 232  # the bench's own ROS domain: never a robot's (0), the tests' (1–200) nor lowcmd's
 
 
-def _realtime_command_periods(controller: str, policy_dir: str, seconds: float) -> tuple[list[float], list[float]]:
+def _realtime_command_periods(controller: str, seconds: float) -> tuple[list[float], list[float]]:
     """The simulation graph in real time (four nodes as separate processes, no gantry, the default
-    scenario) on a private domain: periods (s) between joint_command arrivals here, and between their
-    stamps (the policy's 50 Hz timer on the simulator's clock), over ``seconds`` after a 2 s warm-up."""
+    scenario and policy folder) on a private domain: periods (s) between joint_command arrivals here, and
+    between their stamps (the policy's 50 Hz timer on the simulator's clock), over ``seconds`` after a 2 s
+    warm-up."""
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
     from sensor_msgs.msg import JointState
@@ -48,8 +49,8 @@ def _realtime_command_periods(controller: str, policy_dir: str, seconds: float) 
 
     env = {"ROS_DOMAIN_ID": str(POLICY_BENCH_DOMAIN_ID), "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}
     log: list[str] = []
-    graph = GraphProcesses(load_graph("sim").resolve({"controller": controller, "policy_dir": policy_dir,
-                                                      "lockstep": "false", "gantry": "false"}),
+    graph = GraphProcesses(load_graph("sim").resolve({"controller": controller, "lockstep": "false",
+                                                      "gantry": "false"}),
                            env=env, output=log.append)
     context = rclpy.Context()
     rclpy.init(context=context, domain_id=POLICY_BENCH_DOMAIN_ID)
@@ -82,28 +83,17 @@ def bench_policy(ticks: int = 1000, realtime_s: float = 10.0) -> dict[str, float
     inference, target) and the built-in controller (model update, leg IK, balance torques); then each in
     the real-time graph: the period of joint_command as received by another process, its jitter
     (|period − 20 ms|) p99, and the same from the command stamps (the policy's timer)."""
-    from g1_teleop.control.learned.policy_config import load_policy_config
-    from g1_teleop.control.learned.policy_files import resolve_policy_dir, verify
-    from g1_teleop.control.leg_ik import StanceModel
-    from g1_teleop.control.squat_locomotion import SquatLocomotionController
-    from g1_teleop.control.standing_controller import StandingConfig, StandingController
+    from g1_teleop.control.controller_factory import make_lower_body
     from g1_teleop.core.robot_description import load_robot
 
-    folder = resolve_policy_dir()
-    for name in ("g1_squat.yaml", "g1_loco.yaml"):
-        verify(folder / name)
     robot = load_robot()
-    controllers = {
-        "openwbt": SquatLocomotionController(load_policy_config(folder / "g1_squat.yaml", folder),
-                                             load_policy_config(folder / "g1_loco.yaml", folder)),
-        "builtin": StandingController(robot, StanceModel.for_robot(robot), StandingConfig()),
-    }
+    controllers = {name: make_lower_body(robot, name) for name in ("openwbt", "builtin")}
     figures: dict[str, float] = {"ticks": ticks}
     for name, controller in controllers.items():
         samples, pelvis_z = _policy_step_times(robot, controller, ticks)
         figures.update({**percentiles(f"{name}_step", samples), f"{name}_pelvis_z_end_m": round(pelvis_z, 4)})
     for name in controllers:
-        received, stamped = _realtime_command_periods(name, str(folder), realtime_s)
+        received, stamped = _realtime_command_periods(name, realtime_s)
         jitter_ms = {kind: round(float(np.percentile(np.abs(np.asarray(periods) - 0.02), 99)) * 1e3, 4)
                      for kind, periods in (("", received), ("_stamp", stamped))}
         figures.update({**percentiles(f"{name}_realtime_period", received),
