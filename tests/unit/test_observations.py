@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from g1_teleop.control.learned.observations import build_observation, gravity_in_pelvis
-from g1_teleop.control.learned.policy_config import PolicyConfig, load_policy_config
+from g1_teleop.control.learned.policy_config import LearnedPolicyConfig, load_policy_config
 
 LEG_Q = [-0.1, 0.0, 0.0, 0.3, -0.2, 0.0]
 SQUAT_Q = LEG_Q * 2 + [0.0] * 3 + [0, 0.3, 0, 1, 0, 0, 0] + [0, -0.3, 0, 1, 0, 0, 0]
@@ -19,7 +19,7 @@ PITCH = 0.3  # rad, nose down
 GRAVITY_PITCHED = [math.sin(PITCH), 0.0, -math.cos(PITCH)]  # R_y(θ)ᵀ·(0, 0, −1) = (sin θ, 0, −cos θ)
 
 
-def config(tmp_path: Path, **overrides: object) -> PolicyConfig:
+def config(tmp_path: Path, **overrides: object) -> LearnedPolicyConfig:
     """A squat-form configuration with distinct scales, so a misplaced scale shows."""
     raw = {
         "policy_path": "p.onnx", "control_dt": 0.02, "num_obs": 78, "num_actions": 12,

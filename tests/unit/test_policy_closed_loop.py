@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from g1_teleop.control.learned.gait_clock import BipedalGaitClock, gait_clock_for
-from g1_teleop.control.learned.inference import PolicyRunner
+from g1_teleop.control.learned.inference import PolicyInference
 from g1_teleop.control.learned.observations import build_observation
-from g1_teleop.control.learned.policy_config import PolicyConfig, load_policy_config
+from g1_teleop.control.learned.policy_config import LearnedPolicyConfig, load_policy_config
 from g1_teleop.core.limits import JointCommand
 from g1_teleop.core.robot_description import ARM_INDICES
 from g1_teleop.sim.simulator import SimConfig, Simulator
@@ -26,7 +26,7 @@ FALLEN_Z = 0.7  # m: pelvis below this while standing or walking is a fall
 
 
 @pytest.fixture(scope="module")
-def configs() -> tuple[PolicyConfig, PolicyConfig]:
+def configs() -> tuple[LearnedPolicyConfig, LearnedPolicyConfig]:
     if not (SHARED_POLICIES / "squat.onnx").is_file():
         pytest.skip(f"OpenWBT policies not found at {SHARED_POLICIES}: the reference data is not beside the repo")
     return (load_policy_config(SHARED_POLICIES / "g1_squat.yaml", SHARED_POLICIES),
@@ -36,10 +36,10 @@ def configs() -> tuple[PolicyConfig, PolicyConfig]:
 class ClosedLoop:
     """One control tick = observation → policy → 29-joint target → 4 physics steps of joint PD."""
 
-    def __init__(self, robot, mj_model, squat: PolicyConfig, loco: PolicyConfig) -> None:
+    def __init__(self, robot, mj_model, squat: LearnedPolicyConfig, loco: LearnedPolicyConfig) -> None:
         self.sim = Simulator(robot, mj_model, SimConfig(physics_dt=0.005, control_dt=0.02, gantry=False))
         self.squat, self.loco = squat, loco
-        self.squat_policy, self.loco_policy = PolicyRunner(squat), PolicyRunner(loco)
+        self.squat_policy, self.loco_policy = PolicyInference(squat), PolicyInference(loco)
         self.clock = gait_clock_for(loco)
         assert isinstance(self.clock, BipedalGaitClock)
         self.target = np.array(squat.default_angles)  # arms at the squat default pose
@@ -56,7 +56,7 @@ class ClosedLoop:
         self.target = self.loco_policy.joint_targets(self.loco_policy.act(obs), self.target)
         self._apply(self.loco)
 
-    def _apply(self, config: PolicyConfig) -> None:
+    def _apply(self, config: LearnedPolicyConfig) -> None:
         self.sim.step_control_period(JointCommand.hold(self.target, config.kps, config.kds))
         self.pelvis.append(self.sim.data.qpos[:3].copy())
 

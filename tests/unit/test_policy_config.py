@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import yaml
 
-from g1_teleop.control.learned.policy_config import ObservationLayout, PolicyConfigError, load_policy_config
+from g1_teleop.control.learned.policy_config import LearnedPolicyConfigError, ObservationLayout, load_policy_config
 from g1_teleop.core.paths import config_path
 
 SHARED_POLICIES = Path(__file__).resolve().parents[3] / "shared" / "policies" / "openwbt"
@@ -70,7 +70,7 @@ def write(tmp_path: Path, raw: dict, name: str = "policy.yaml") -> Path:
 
 def error_of(tmp_path: Path, raw: dict) -> str:
     path = write(tmp_path, raw)
-    with pytest.raises(PolicyConfigError) as info:
+    with pytest.raises(LearnedPolicyConfigError) as info:
         load_policy_config(path, tmp_path)
     return str(info.value)
 
@@ -219,7 +219,7 @@ def test_policy_path_resolution(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
 
 
 def test_missing_config_file_says_how_to_get_it(tmp_path: Path) -> None:
-    with pytest.raises(PolicyConfigError) as info:
+    with pytest.raises(LearnedPolicyConfigError) as info:
         load_policy_config(tmp_path / "g1_squat.yaml", tmp_path)
     message = str(info.value)
     assert str(tmp_path / "g1_squat.yaml") in message
@@ -229,7 +229,7 @@ def test_missing_config_file_says_how_to_get_it(tmp_path: Path) -> None:
 def test_not_a_mapping(tmp_path: Path) -> None:
     path = tmp_path / "policy.yaml"
     path.write_text("- 1\n- 2\n")
-    with pytest.raises(PolicyConfigError, match="expected a mapping at the top level"):
+    with pytest.raises(LearnedPolicyConfigError, match="expected a mapping at the top level"):
         load_policy_config(path, tmp_path)
 
 

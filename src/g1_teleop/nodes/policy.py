@@ -50,7 +50,7 @@ LOCOMOTION_ARMS = ("walking_pose", "ik")
 
 
 @dataclass(frozen=True)
-class PolicyConfig:
+class PolicyNodeConfig:
     model: str = ""
     robot_config: str = ""
     controller: str = "builtin"  # builtin | hold | openwbt
@@ -112,7 +112,7 @@ class _ArmTarget:
 class Policy(Node):
     def __init__(self) -> None:
         super().__init__("policy")
-        cfg = self.cfg = declare_config(self, PolicyConfig)
+        cfg = self.cfg = declare_config(self, PolicyNodeConfig)
         robot = self.robot = load_robot(cfg.robot_config or None, cfg.model or None)
         self.joints = JointIndex(robot.joint_names)
         self.arm_joints = JointIndex([robot.joint_names[i] for i in ARM_INDICES])

@@ -17,7 +17,7 @@ from typing import Protocol
 
 import numpy as np
 
-from g1_teleop.control.learned.policy_config import GaitParameters, ObservationLayout, PolicyConfig
+from g1_teleop.control.learned.policy_config import GaitParameters, LearnedPolicyConfig, ObservationLayout
 
 
 class GaitClock(Protocol):
@@ -83,7 +83,7 @@ class SinCosPhase:
         return np.array([math.sin(2.0 * math.pi * phase), math.cos(2.0 * math.pi * phase)])
 
 
-def gait_clock_for(config: PolicyConfig) -> GaitClock | None:
+def gait_clock_for(config: LearnedPolicyConfig) -> GaitClock | None:
     """The clock the configuration's observation layout carries (None for the squat layout)."""
     if config.observation is ObservationLayout.OPENWBT_LOCO:
         assert config.gait is not None  # validated at load

@@ -9,7 +9,7 @@
   memory (unitree_rl_gym's LSTM buffers); reset calls its ``reset_memory()`` when it has one.
 
 Actions are clipped to ±clip_actions when configured; that clipped action is what the next observation
-carries (:attr:`PolicyRunner.last_action`). Joint targets: default_angles + action_scale · action on
+carries (:attr:`PolicyInference.last_action`). Joint targets: default_angles + action_scale · action on
 action_idx (rad, DDS order).
 """
 
@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import onnxruntime
 
-from g1_teleop.control.learned.policy_config import PolicyConfig
+from g1_teleop.control.learned.policy_config import LearnedPolicyConfig
 from g1_teleop.control.learned.policy_files import verify
 from g1_teleop.core.robot_description import NUM_JOINTS
 
@@ -33,7 +33,7 @@ _DIRECTION_WORDS = {"in", "out", "input", "output"}
 _ACTION_NAMES = ("action", "actions")
 
 
-class PolicyRunnerError(RuntimeError):
+class PolicyInferenceError(RuntimeError):
     """The policy file cannot be run with this configuration; the message names the file."""
 
 
@@ -45,19 +45,19 @@ class _OnnxPolicy:
         try:
             self.session = onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
         except Exception as exc:  # onnxruntime raises its own exception types for unreadable models
-            raise PolicyRunnerError(f"{path}: cannot load the ONNX model: {exc}") from exc
+            raise PolicyInferenceError(f"{path}: cannot load the ONNX model: {exc}") from exc
         inputs = self.session.get_inputs()
         outputs = self.session.get_outputs()
         state_inputs = [i for i in inputs if _STATE_MARK in i.name.lower()]
         observation_inputs = [i for i in inputs if _STATE_MARK not in i.name.lower()]
         if len(observation_inputs) != 1:
-            raise PolicyRunnerError(
+            raise PolicyInferenceError(
                 f"{path}: expected one observation input besides the '{_STATE_MARK}' state inputs, got "
                 f"{[i.name for i in observation_inputs]}")
         self.observation_name = observation_inputs[0].name
         shape = observation_inputs[0].shape
         if len(shape) != 2 or (isinstance(shape[1], int) and shape[1] != num_obs):
-            raise PolicyRunnerError(
+            raise PolicyInferenceError(
                 f"{path}: input {self.observation_name!r} has shape {shape}, the configuration's num_obs is "
                 f"{num_obs} (expected [1, {num_obs}])")
         self.state_outputs = _match_state_outputs(path, state_inputs, outputs)
@@ -65,7 +65,7 @@ class _OnnxPolicy:
         others = [o.name for o in outputs if o.name not in state_output_names]
         named = [n for n in others if n.lower() in _ACTION_NAMES]
         if not others:
-            raise PolicyRunnerError(f"{path}: no action output (outputs {[o.name for o in outputs]})")
+            raise PolicyInferenceError(f"{path}: no action output (outputs {[o.name for o in outputs]})")
         self.action_name = (named or others)[0]
         self.output_names = [self.action_name, *self.state_outputs.values()]
         self.state_templates = {i.name: (_concrete_shape(i.shape), _numpy_type(path, i)) for i in state_inputs}
@@ -87,14 +87,14 @@ class _TorchScriptPolicy:
         try:
             import torch
         except ImportError as exc:
-            raise PolicyRunnerError(
+            raise PolicyInferenceError(
                 f"{path} is a TorchScript policy and needs PyTorch, which is not installed: "
                 f"`pip install torch` (CPU build is enough), or export the policy to ONNX") from exc
         self.torch = torch
         try:
             self.module = torch.jit.load(str(path), map_location="cpu")
         except Exception as exc:  # torch raises RuntimeError and others for non-TorchScript files
-            raise PolicyRunnerError(f"{path}: cannot load the TorchScript module: {exc}") from exc
+            raise PolicyInferenceError(f"{path}: cannot load the TorchScript module: {exc}") from exc
         self.module.eval()
         self.reset()
 
@@ -108,13 +108,14 @@ class _TorchScriptPolicy:
         return action.detach().numpy().astype(np.float32).reshape(-1)
 
 
-class PolicyRunner:
+class PolicyInference:
     """Runs ``config.policy_path``; call :meth:`reset` at every (re)activation of the policy.
 
-    Raises PolicyFileError (missing file) or PolicyRunnerError (unreadable, or not fitting the configuration).
+    Raises PolicyFileError (missing file) or PolicyInferenceError (unreadable, or not fitting the
+    configuration).
     """
 
-    def __init__(self, config: PolicyConfig) -> None:
+    def __init__(self, config: LearnedPolicyConfig) -> None:
         self.config = config
         path = verify(config.policy_path)
         suffix = path.suffix.lower()
@@ -124,7 +125,7 @@ class PolicyRunner:
         elif suffix in TORCHSCRIPT_SUFFIXES:
             self._policy = _TorchScriptPolicy(path)
         else:
-            raise PolicyRunnerError(
+            raise PolicyInferenceError(
                 f"{path}: unknown policy format {suffix!r}; expected ONNX ({', '.join(ONNX_SUFFIXES)}) or "
                 f"TorchScript ({', '.join(TORCHSCRIPT_SUFFIXES)})")
         self._last_action = np.zeros(config.num_actions, dtype=np.float32)
@@ -150,7 +151,7 @@ class PolicyRunner:
             raise ValueError(f"observation must have shape ({self.config.num_obs},), got {observation.shape}")
         action = self._policy(observation)
         if action.shape != (self.config.num_actions,):
-            raise PolicyRunnerError(f"{self.config.policy_path}: returned {action.size} actions, the "
+            raise PolicyInferenceError(f"{self.config.policy_path}: returned {action.size} actions, the "
                                     f"configuration's num_actions is {self.config.num_actions}")
         if self.config.clip_actions is not None:
             np.clip(action, -self.config.clip_actions, self.config.clip_actions, out=action)
@@ -184,7 +185,7 @@ def _match_state_outputs(path: Path, state_inputs: list[Any], outputs: list[Any]
     if len(unmatched_inputs) == 1 and len(unmatched_outputs) == 1:
         matches[unmatched_inputs[0]] = unmatched_outputs[0]
     elif unmatched_inputs:
-        raise PolicyRunnerError(
+        raise PolicyInferenceError(
             f"{path}: cannot tell which outputs feed the state inputs {unmatched_inputs} (state outputs "
             f"{unmatched_outputs}); name them alike apart from in/out, e.g. input_hidden_states and "
             f"output_hidden_states")
@@ -199,5 +200,5 @@ def _concrete_shape(shape: list[Any]) -> tuple[int, ...]:
 def _numpy_type(path: Path, node: Any) -> type:
     types = {"tensor(float)": np.float32, "tensor(double)": np.float64, "tensor(float16)": np.float16}
     if node.type not in types:
-        raise PolicyRunnerError(f"{path}: state input {node.name!r} has type {node.type}; expected a float tensor")
+        raise PolicyInferenceError(f"{path}: state input {node.name!r} has type {node.type}; expected a float tensor")
     return types[node.type]

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from g1_teleop.control.learned.policy_config import ObservationLayout, PolicyConfig
+from g1_teleop.control.learned.policy_config import LearnedPolicyConfig, ObservationLayout
 from g1_teleop.control.proprioception import Proprioception
 
 
@@ -27,7 +27,7 @@ def gravity_in_pelvis(world_q_pelvis: np.ndarray) -> np.ndarray:
     return np.array([2.0 * (w * y - x * z), -2.0 * (y * z + w * x), 1.0 - 2.0 * (w * w + z * z)])
 
 
-def build_observation(config: PolicyConfig, state: Proprioception, command: np.ndarray,
+def build_observation(config: LearnedPolicyConfig, state: Proprioception, command: np.ndarray,
                       last_action: np.ndarray, clock: np.ndarray | None = None) -> np.ndarray:
     """The observation of ``config.observation`` for one control tick (float32, shape (num_obs,)).
 

@@ -39,7 +39,7 @@ _ROOT_PLACEHOLDER = "{LEGGED_GYM_ROOT_DIR}"
 _DEFAULT_TRANSITION_TICKS = 50  # OpenWBT's value (1 s at 50 Hz), for the rl_gym form that has none
 
 
-class PolicyConfigError(ValueError):
+class LearnedPolicyConfigError(ValueError):
     """The policy configuration is invalid; the message reads ``file: key: problem``."""
 
 
@@ -73,7 +73,7 @@ class GaitParameters:
 
 
 @dataclass(frozen=True, eq=False)
-class PolicyConfig:
+class LearnedPolicyConfig:
     """A validated policy configuration. Joint vectors have 29 entries in DDS order (read-only arrays)."""
 
     source: Path  # the YAML file
@@ -114,18 +114,18 @@ _GAIT_REQUIRED = ("frequencies", "phase_offset", "stance_ratio")
 _GAIT_IGNORED = ("kappa_gait_probs", "desired_stance_width", "desired_swing_height")  # unused at deploy
 
 
-def load_policy_config(path: str | Path, policy_dir: str | Path | None = None) -> PolicyConfig:
+def load_policy_config(path: str | Path, policy_dir: str | Path | None = None) -> LearnedPolicyConfig:
     """Read and validate a policy YAML (either form); ``policy_dir`` as in :func:`resolve_policy_dir`."""
     source = Path(path)
     if not source.is_file():
-        raise PolicyConfigError(missing_file_message(source, "policy configuration"))
+        raise LearnedPolicyConfigError(missing_file_message(source, "policy configuration"))
     try:
         raw = yaml.safe_load(source.read_text())
     except (OSError, yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise PolicyConfigError(f"{source}: cannot read: {exc}") from exc
-    where = ConfigLocation(str(source), PolicyConfigError)
+        raise LearnedPolicyConfigError(f"{source}: cannot read: {exc}") from exc
+    where = ConfigLocation(str(source), LearnedPolicyConfigError)
     if not isinstance(raw, dict):
-        raise PolicyConfigError(f"{source}: expected a mapping at the top level")
+        raise LearnedPolicyConfigError(f"{source}: expected a mapping at the top level")
     rl_gym_form = "leg_joint2motor_idx" in raw
     if rl_gym_form:
         hint = ("a legs-only (unitree_rl_gym) configuration needs the arm_waist_* keys to hold the waist and "
@@ -168,7 +168,7 @@ def load_policy_config(path: str | Path, policy_dir: str | Path | None = None) -
     elif use_gait:
         raise where.key("use_gait").error(
             f"the gait clock belongs to observation openwbt_loco, not {observation.value}")
-    return PolicyConfig(
+    return LearnedPolicyConfig(
         source=source.resolve(),
         observation=observation,
         policy_path=_policy_path(raw["policy_path"], resolve_policy_dir(policy_dir), where.key("policy_path")),

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from g1_teleop.control.learned.gait_clock import gait_clock_for
-from g1_teleop.control.learned.inference import PolicyRunner
+from g1_teleop.control.learned.inference import PolicyInference
 from g1_teleop.control.learned.observations import build_observation
-from g1_teleop.control.learned.policy_config import ObservationLayout, PolicyConfig
+from g1_teleop.control.learned.policy_config import LearnedPolicyConfig, ObservationLayout
 from g1_teleop.control.lower_body import LowerBodyTarget
 from g1_teleop.control.proprioception import Proprioception
 from g1_teleop.control.squat_command import SquatCommand, SquatCommandLimits
@@ -46,14 +46,15 @@ class SwitchLimits:
 class SquatLocomotionController:
     """Lower-body targets from the squat and locomotion policies (a ``LowerBodyController``)."""
 
-    def __init__(self, squat: PolicyConfig, loco: PolicyConfig, limits: SwitchLimits | None = None) -> None:
+    def __init__(self, squat: LearnedPolicyConfig, loco: LearnedPolicyConfig,
+                 limits: SwitchLimits | None = None) -> None:
         if squat.observation is not ObservationLayout.OPENWBT_SQUAT:
             raise ValueError(f"{squat.source}: expected an OpenWBT squat policy, got {squat.observation.value}")
         if loco.observation.command_size != 3:
             raise ValueError(f"{loco.source}: expected a locomotion policy (vx, vy, wz), got {loco.observation.value}")
         self.squat_config, self.loco_config = squat, loco
         self.limits = limits or SwitchLimits()
-        self.squat_policy, self.loco_policy = PolicyRunner(squat), PolicyRunner(loco)
+        self.squat_policy, self.loco_policy = PolicyInference(squat), PolicyInference(loco)
         self.clock = gait_clock_for(loco)
         self.mode = Mode.SQUAT
         # OpenWBT adds stick · max_cmd / 250 per tick: 0.08 m/s and 0.1 rad/s at 50 Hz for max_cmd (0.4, 0.5).

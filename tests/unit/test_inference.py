@@ -1,4 +1,4 @@
-"""Policy runner: generic ONNX I/O and recurrent state on tiny models built here, TorchScript (when torch is
+"""Policy inference: generic ONNX I/O and recurrent state on tiny models built here, TorchScript (when torch is
 installed), action clipping and joint targets, and OpenWBT's real ONNX files (when ../shared has them)."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import pytest
 import yaml
 from onnx import TensorProto, helper
 
-from g1_teleop.control.learned.inference import PolicyRunner, PolicyRunnerError
-from g1_teleop.control.learned.policy_config import PolicyConfig, load_policy_config
+from g1_teleop.control.learned.inference import PolicyInference, PolicyInferenceError
+from g1_teleop.control.learned.policy_config import LearnedPolicyConfig, load_policy_config
 from g1_teleop.control.learned.policy_files import PolicyFileError
 
 SHARED_POLICIES = Path(__file__).resolve().parents[3] / "shared" / "policies" / "openwbt"
@@ -23,7 +23,7 @@ DEFAULT_ANGLES = [0.01 * i for i in range(29)]
 OBS = (0.1 * np.arange(NUM_OBS)).astype(np.float32)
 
 
-def small_config(tmp_path: Path, policy: Path, **overrides: object) -> PolicyConfig:
+def small_config(tmp_path: Path, policy: Path, **overrides: object) -> LearnedPolicyConfig:
     raw = {
         "policy_path": str(policy), "control_dt": 0.02, "num_obs": NUM_OBS, "num_actions": 3,
         "dof_idx": [0], "action_idx": ACTION_IDX, "kps": [100] * 29, "kds": [2] * 29,
@@ -80,7 +80,7 @@ def stateless_model(path: Path, num_obs: int = NUM_OBS) -> Path:
 
 
 def test_state_is_carried_and_reset(tmp_path: Path) -> None:
-    runner = PolicyRunner(small_config(tmp_path, accumulator_model(tmp_path / "acc.onnx")))
+    runner = PolicyInference(small_config(tmp_path, accumulator_model(tmp_path / "acc.onnx")))
     assert runner.backend == "onnx"
     np.testing.assert_allclose(runner.act(OBS), [0.0, 0.1, 0.2], atol=1e-6)
     np.testing.assert_allclose(runner.act(OBS), [0.0, 0.2, 0.4], atol=1e-6)  # memory = 2·obs
@@ -91,13 +91,13 @@ def test_state_is_carried_and_reset(tmp_path: Path) -> None:
 
 
 def test_stateless_model(tmp_path: Path) -> None:
-    runner = PolicyRunner(small_config(tmp_path, stateless_model(tmp_path / "mlp.onnx")))
+    runner = PolicyInference(small_config(tmp_path, stateless_model(tmp_path / "mlp.onnx")))
     np.testing.assert_allclose(runner.act(OBS), [0.0, 0.2, 0.4], atol=1e-6)
     np.testing.assert_allclose(runner.act(OBS), [0.0, 0.2, 0.4], atol=1e-6)
 
 
 def test_action_clipping_and_last_action(tmp_path: Path) -> None:
-    runner = PolicyRunner(small_config(tmp_path, stateless_model(tmp_path / "mlp.onnx"), clip_actions=0.3))
+    runner = PolicyInference(small_config(tmp_path, stateless_model(tmp_path / "mlp.onnx"), clip_actions=0.3))
     action = runner.act(OBS)
     np.testing.assert_allclose(action, [0.0, 0.2, 0.3], atol=1e-6)
     np.testing.assert_allclose(runner.last_action, [0.0, 0.2, 0.3], atol=1e-6)
@@ -106,7 +106,7 @@ def test_action_clipping_and_last_action(tmp_path: Path) -> None:
 
 
 def test_joint_targets(tmp_path: Path) -> None:
-    runner = PolicyRunner(small_config(tmp_path, stateless_model(tmp_path / "mlp.onnx")))
+    runner = PolicyInference(small_config(tmp_path, stateless_model(tmp_path / "mlp.onnx")))
     base = 5.0 + 0.001 * np.arange(29)
     targets = runner.joint_targets(np.array([0.4, -0.8, 2.0]), base)
     expected = base.copy()
@@ -120,17 +120,17 @@ def test_joint_targets(tmp_path: Path) -> None:
 
 
 def test_observation_shape_is_checked(tmp_path: Path) -> None:
-    runner = PolicyRunner(small_config(tmp_path, stateless_model(tmp_path / "mlp.onnx")))
+    runner = PolicyInference(small_config(tmp_path, stateless_model(tmp_path / "mlp.onnx")))
     with pytest.raises(ValueError, match=r"observation must have shape \(13,\)"):
         runner.act(np.zeros(12, dtype=np.float32))
 
 
 def test_model_that_does_not_fit_the_configuration(tmp_path: Path) -> None:
     model = stateless_model(tmp_path / "m12.onnx", num_obs=12)
-    with pytest.raises(PolicyRunnerError, match=r"m12.onnx: input 'x' has shape \[1, 12\].*num_obs is 13"):
-        PolicyRunner(small_config(tmp_path, model))
-    with pytest.raises(PolicyRunnerError, match="returned 3 actions, the configuration's num_actions is 2"):
-        runner = PolicyRunner(small_config(tmp_path, stateless_model(tmp_path / "m.onnx", 12), num_obs=12,
+    with pytest.raises(PolicyInferenceError, match=r"m12.onnx: input 'x' has shape \[1, 12\].*num_obs is 13"):
+        PolicyInference(small_config(tmp_path, model))
+    with pytest.raises(PolicyInferenceError, match="returned 3 actions, the configuration's num_actions is 2"):
+        runner = PolicyInference(small_config(tmp_path, stateless_model(tmp_path / "m.onnx", 12), num_obs=12,
                                            num_actions=2, action_idx=[0, 1]))
         runner.act(np.zeros(12, dtype=np.float32))
 
@@ -138,27 +138,27 @@ def test_model_that_does_not_fit_the_configuration(tmp_path: Path) -> None:
 def test_two_observation_inputs_are_refused(tmp_path: Path) -> None:
     model = save_model(tmp_path / "two.onnx", [helper.make_node("Add", ["a", "b"], ["y"])],
                        [tensor("a", [1, NUM_OBS]), tensor("b", [1, NUM_OBS])], [tensor("y", [1, NUM_OBS])], [])
-    with pytest.raises(PolicyRunnerError, match=r"expected one observation input .* got \['a', 'b'\]"):
-        PolicyRunner(small_config(tmp_path, model))
+    with pytest.raises(PolicyInferenceError, match=r"expected one observation input .* got \['a', 'b'\]"):
+        PolicyInference(small_config(tmp_path, model))
 
 
 def test_state_input_without_output_is_refused(tmp_path: Path) -> None:
     nodes = [helper.make_node("Add", ["obs", "hidden_in"], ["s"]), helper.make_node("MatMul", ["s", "W"], ["action"])]
     inputs = [tensor("obs", [1, NUM_OBS]), tensor("hidden_in", [1, NUM_OBS])]
     model = save_model(tmp_path / "nostate.onnx", nodes, inputs, [tensor("action", [1, 3])], [first_three()])
-    with pytest.raises(PolicyRunnerError, match=r"cannot tell which outputs feed the state inputs \['hidden_in'\]"):
-        PolicyRunner(small_config(tmp_path, model))
+    with pytest.raises(PolicyInferenceError, match=r"cannot tell which outputs feed the state inputs \['hidden_in'\]"):
+        PolicyInference(small_config(tmp_path, model))
 
 
 def test_missing_and_unknown_files(tmp_path: Path) -> None:
     with pytest.raises(PolicyFileError, match=r"no policy at .*absent\.onnx: run `g1-teleop policies fetch`"):
-        PolicyRunner(small_config(tmp_path, tmp_path / "absent.onnx"))
+        PolicyInference(small_config(tmp_path, tmp_path / "absent.onnx"))
     (tmp_path / "policy.tflite").write_bytes(b"")
-    with pytest.raises(PolicyRunnerError, match=r"unknown policy format '\.tflite'"):
-        PolicyRunner(small_config(tmp_path, tmp_path / "policy.tflite"))
+    with pytest.raises(PolicyInferenceError, match=r"unknown policy format '\.tflite'"):
+        PolicyInference(small_config(tmp_path, tmp_path / "policy.tflite"))
     (tmp_path / "broken.onnx").write_bytes(b"not a model")
-    with pytest.raises(PolicyRunnerError, match=r"broken\.onnx: cannot load the ONNX model"):
-        PolicyRunner(small_config(tmp_path, tmp_path / "broken.onnx"))
+    with pytest.raises(PolicyInferenceError, match=r"broken\.onnx: cannot load the ONNX model"):
+        PolicyInference(small_config(tmp_path, tmp_path / "broken.onnx"))
 
 
 # --- TorchScript ---------------------------------------------------------------------------------------
@@ -167,8 +167,8 @@ def test_missing_and_unknown_files(tmp_path: Path) -> None:
 def test_torchscript_needs_torch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "motion.pt").write_bytes(b"")
     monkeypatch.setitem(sys.modules, "torch", None)  # import torch raises ImportError
-    with pytest.raises(PolicyRunnerError, match=r"motion\.pt is a TorchScript policy and needs PyTorch"):
-        PolicyRunner(small_config(tmp_path, tmp_path / "motion.pt"))
+    with pytest.raises(PolicyInferenceError, match=r"motion\.pt is a TorchScript policy and needs PyTorch"):
+        PolicyInference(small_config(tmp_path, tmp_path / "motion.pt"))
 
 
 def test_torchscript_memory_and_reset(tmp_path: Path) -> None:
@@ -190,7 +190,7 @@ def test_torchscript_memory_and_reset(tmp_path: Path) -> None:
             self.memory.zero_()
 
     torch.jit.save(torch.jit.script(Accumulator()), str(tmp_path / "motion.pt"))
-    runner = PolicyRunner(small_config(tmp_path, tmp_path / "motion.pt"))
+    runner = PolicyInference(small_config(tmp_path, tmp_path / "motion.pt"))
     assert runner.backend == "torchscript"
     np.testing.assert_allclose(runner.act(OBS), [0.0, 0.1, 0.2], atol=1e-6)
     np.testing.assert_allclose(runner.act(OBS), [0.0, 0.2, 0.4], atol=1e-6)
@@ -202,16 +202,16 @@ def test_torchscript_memory_and_reset(tmp_path: Path) -> None:
 
 
 @pytest.fixture(params=["g1_squat.yaml", "g1_loco.yaml"])
-def openwbt(request: pytest.FixtureRequest) -> PolicyConfig:
+def openwbt(request: pytest.FixtureRequest) -> LearnedPolicyConfig:
     if not (SHARED_POLICIES / request.param).is_file():
         pytest.skip(f"OpenWBT policies not found at {SHARED_POLICIES}: the reference data is not beside the repo")
     return load_policy_config(SHARED_POLICIES / request.param, SHARED_POLICIES)
 
 
-def test_openwbt_hidden_state(openwbt: PolicyConfig) -> None:
+def test_openwbt_hidden_state(openwbt: LearnedPolicyConfig) -> None:
     obs = np.random.default_rng(7).normal(0.0, 0.3, openwbt.num_obs).astype(np.float32)
-    first = PolicyRunner(openwbt).act(obs)
-    runner = PolicyRunner(openwbt)
+    first = PolicyInference(openwbt).act(obs)
+    runner = PolicyInference(openwbt)
     assert runner.backend == "onnx"
     np.testing.assert_array_equal(runner.act(obs), first)  # deterministic from a fresh state
     second = runner.act(obs)
