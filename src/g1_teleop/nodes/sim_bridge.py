@@ -28,11 +28,11 @@ from g1_teleop.core.limits import CommandLimiter, JointCommand, JointLimits
 from g1_teleop.core.mujoco_model import build_mujoco_model
 from g1_teleop.core.robot_description import load_robot
 from g1_teleop.ros.diagnostics import Diagnostics, WarnOnce
-from g1_teleop.ros.messages import command_from_joint_state, imu_msg, joint_state_msg, stamp_ns, to_stamp
+from g1_teleop.ros.messages import command_from_joint_state, imu_msg, joint_state_msg, odom_msg, stamp_ns, to_stamp
 from g1_teleop.ros.node_main import run
 from g1_teleop.ros.parameters import declare_config
 from g1_teleop.ros.qos import QOS_COMMAND, QOS_LATCHED, QOS_STATE
-from g1_teleop.sim.simulator import SimConfig, SimState, Simulator, parse_pushes
+from g1_teleop.sim.simulator import SimConfig, Simulator, parse_pushes
 
 
 @dataclass(frozen=True)
@@ -203,7 +203,8 @@ class SimBridge(Node):
         self.pub_clock.publish(ClockMsg(clock=stamp))
         self.pub_joints.publish(joint_state_msg(self.robot.joint_names, stamp, state.q, state.dq, state.tau))
         self.pub_imu.publish(imu_msg(stamp, state.world_q_pelvis, state.pelvis_w_pelvis, state.pelvis_a_imu))
-        self.pub_odom.publish(_odom_msg(state, stamp))
+        self.pub_odom.publish(odom_msg(stamp, state.world_p_pelvis, state.world_q_pelvis, state.pelvis_v_pelvis,
+                                       state.pelvis_w_pelvis))
         self._last_publish = time.monotonic()
         if self.viewer is not None:
             self.viewer.sync()
@@ -215,18 +216,6 @@ class SimBridge(Node):
         import mujoco.viewer
 
         return mujoco.viewer.launch_passive(self.sim.model, self.sim.data)
-
-
-def _odom_msg(state: SimState, stamp) -> Odometry:
-    msg = Odometry()
-    msg.header.stamp, msg.header.frame_id, msg.child_frame_id = stamp, "world", "pelvis"
-    p, o = msg.pose.pose.position, msg.pose.pose.orientation
-    p.x, p.y, p.z = state.world_p_pelvis
-    o.w, o.x, o.y, o.z = state.world_q_pelvis
-    # REP-105: the twist is in the child frame.
-    msg.twist.twist.linear.x, msg.twist.twist.linear.y, msg.twist.twist.linear.z = state.pelvis_v_pelvis
-    msg.twist.twist.angular.x, msg.twist.twist.angular.y, msg.twist.twist.angular.z = state.pelvis_w_pelvis
-    return msg
 
 
 def main(args: list[str] | None = None) -> None:

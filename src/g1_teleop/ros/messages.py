@@ -1,5 +1,5 @@
 """Conversions between the topic contract's standard messages and the core's types: stamps, joint states and
-commands, IMU samples. Quaternions in the core are (w, x, y, z) (``g1_teleop.core.rotations``)."""
+commands, IMU samples, poses and odometry. Quaternions in the core are (w, x, y, z) (``g1_teleop.core.rotations``)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import PoseStamped
+from nav_msgs.msg import Odometry
 from sensor_msgs.msg import Imu, JointState
 
 from g1_teleop.core.joint_vector import JointIndex
@@ -87,3 +88,20 @@ def transform_from_pose_msg(msg: PoseStamped, tolerance: float = 1e-3) -> np.nda
     if abs(norm - 1.0) > tolerance:
         raise ValueError(f"orientation quaternion has norm {norm:.4f}, expected 1")
     return transform(position, q / norm)
+
+
+def odom_msg(stamp: Time, world_p_body: Sequence[float], world_q_body: Sequence[float],
+             body_v_body: Sequence[float], body_w_body: Sequence[float], frame_id: str = "world",
+             child_frame_id: str = "pelvis") -> Odometry:
+    """nav_msgs/Odometry of a body (``child_frame_id``) in the world (``frame_id``): position (m) and
+    orientation (w, x, y, z) in the world; linear (m/s) and angular (rad/s) velocity in the body frame, as
+    REP-105 puts the twist in the child frame. The covariances stay zero (unknown)."""
+    msg = Odometry()
+    msg.header.stamp, msg.header.frame_id, msg.child_frame_id = stamp, frame_id, child_frame_id
+    p, o = msg.pose.pose.position, msg.pose.pose.orientation
+    v, w = msg.twist.twist.linear, msg.twist.twist.angular
+    p.x, p.y, p.z = (float(c) for c in world_p_body)
+    o.w, o.x, o.y, o.z = (float(c) for c in world_q_body)
+    v.x, v.y, v.z = (float(c) for c in body_v_body)
+    w.x, w.y, w.z = (float(c) for c in body_w_body)
+    return msg
