@@ -1,11 +1,10 @@
-"""sim_bridge: MuJoCo G1 behind the ROS topic contract.
+"""sim_bridge: MuJoCo G1 behind the ROS topic contract (g1_teleop.sim.simulator).
 
-Parameter ``pushes``: external forces on the pelvis at set simulated times ("START,FX,FY,FZ,DURATION;
-...", s, N in the world frame, s), for disturbance tests. Subscribes joint_command (and sim/start,
-std_msgs/Empty, when wait_for_start holds the simulation at t = 0, publishing nothing, until tools are
-attached); publishes joint_states, imu, odom and /clock. Lockstep: the simulation advances one control
-period only after the command stamped with the current period arrives (and re-publishes the state while
-it waits). Real time: physics follows the wall clock and stale commands fall back to hold, then damping.
+Subscribes joint_command (and sim/start, std_msgs/Empty, when wait_for_start holds the simulation at t = 0,
+publishing nothing, until tools are attached); publishes joint_states, imu, odom and /clock. Lockstep: the
+simulation advances one control period only after the command stamped with the current period arrives (and
+re-publishes the state while it waits). Real time: physics follows the wall clock and stale commands fall
+back to hold, then damping (g1_teleop.core.input_watchdog).
 """
 
 from __future__ import annotations
@@ -27,6 +26,7 @@ from g1_teleop.core.joint_vector import JointIndex, MalformedJointMessage
 from g1_teleop.core.limits import CommandLimiter, JointCommand, JointLimits
 from g1_teleop.core.mujoco_model import build_mujoco_model
 from g1_teleop.core.robot_description import load_robot
+from g1_teleop.core.settings import check_settings, setting
 from g1_teleop.ros.diagnostics import Diagnostics, WarnOnce
 from g1_teleop.ros.messages import command_from_joint_state, imu_msg, joint_state_msg, odom_msg, stamp_ns, to_stamp
 from g1_teleop.ros.node_main import run
@@ -37,30 +37,38 @@ from g1_teleop.sim.simulator import SimConfig, Simulator, parse_pushes
 
 @dataclass(frozen=True)
 class SimBridgeConfig:
-    model: str = ""  # URDF or MJCF path; empty: the project's model
-    robot_config: str = ""  # robot YAML; empty: config/g1_29dof.yaml
-    physics_dt: float = 0.005
-    control_dt: float = 0.02
-    lockstep: bool = True
-    gantry: bool = False
-    pushes: str = ""  # external forces on the pelvis: "START,FX,FY,FZ,DURATION; ..." (s, N world frame, s)
-    viewer: bool = False
-    gain_profile: str = "default"
-    damping_profile: str = "damping"
-    command_hold_after_s: float = 0.1  # real time: hold the last target after this long without commands
-    command_damp_after_s: float = 1.0  # real time: then damping only
-    republish_period_s: float = 0.2  # lockstep: re-publish the state this often (wall) while waiting
-    realtime_factor: float = 1.0  # real time: simulated seconds per wall second
-    # Real time: the most the simulation may trail the wall clock. Further behind (a starved process), it
-    # slips instead of racing to catch up, so the controllers never see simulated time run in bursts.
-    max_lag_s: float = 0.02
-    wait_for_start: bool = False  # hold at t = 0 until a message on sim/start (tools attach first)
+    """sim_bridge's ROS parameters (read once at start-up)."""
+
+    model: str = setting("", "robot model, a URDF or MJCF path; empty: the project's model")
+    robot_config: str = setting("", "robot description YAML; empty: config/g1_29dof.yaml")
+    physics_dt: float = setting(0.005, "MuJoCo physics step (s); divides control_dt", positive=True)
+    control_dt: float = setting(0.02, "command period (s): a whole number of physics steps", positive=True)
+    lockstep: bool = setting(True, "advance one control period per joint_command stamped with the current one; "
+                             "false: physics follows the wall clock")
+    gantry: bool = setting(False, "a virtual gantry holds the torso (sim/gantry.py)")
+    pushes: str = setting("", "external forces on the pelvis: 'START,FX,FY,FZ,DURATION; ...' (s, N in the world "
+                          "frame, s)")
+    viewer: bool = setting(False, "open MuJoCo's passive viewer (needs a display)")
+    gain_profile: str = setting("default", "PD gain profile of the robot description for joint_command")
+    damping_profile: str = setting("damping", "gain profile of the damping fall-back (its kd)")
+    command_hold_after_s: float = setting(0.1, "real time: hold the last target after this long without a "
+                                          "joint_command (s)", positive=True)
+    command_damp_after_s: float = setting(1.0, "real time: then damping only after this long (s); >= "
+                                          "command_hold_after_s", positive=True)
+    republish_period_s: float = setting(0.2, "lockstep: re-publish the state this often (wall s) while waiting "
+                                        "for the command", positive=True)
+    realtime_factor: float = setting(1.0, "real time: simulated seconds per wall second", positive=True)
+    # Further behind (a starved process), the simulation slips instead of racing to catch up, so that the
+    # controllers never see simulated time run in bursts.
+    max_lag_s: float = setting(0.02, "real time: the most the simulation may trail the wall clock (s); further "
+                               "behind it slips", positive=True)
+    wait_for_start: bool = setting(False, "hold at t = 0, publishing nothing, until a message on sim/start "
+                                   "(tools attach first)")
 
     def __post_init__(self) -> None:
+        check_settings(self)
         SimConfig(self.physics_dt, self.control_dt, pushes=parse_pushes(self.pushes))
         WatchdogTimeouts(self.command_hold_after_s, self.command_damp_after_s)
-        if self.republish_period_s <= 0 or self.realtime_factor <= 0 or self.max_lag_s <= 0:
-            raise ValueError("republish_period_s, realtime_factor and max_lag_s must be positive")
 
 
 class SimBridge(Node):
