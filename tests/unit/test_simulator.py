@@ -65,3 +65,11 @@ def test_imu_readings_are_those_of_the_current_state(robot, mj_model):
     state = sim.state()
     np.testing.assert_allclose(state.world_q_pelvis, sim.data.qpos[3:7], atol=1e-9)
     np.testing.assert_allclose(state.pelvis_w_pelvis, sim.data.qvel[3:6], atol=1e-9)
+
+
+def test_no_viewer_without_a_display(robot, mj_model, monkeypatch):
+    from g1_teleop.sim.viewer import open_passive_viewer
+
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    assert open_passive_viewer(Simulator(robot, mj_model, SimConfig())) is None

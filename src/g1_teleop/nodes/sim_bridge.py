@@ -9,7 +9,6 @@ back to hold, then damping (g1_teleop.core.input_watchdog).
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass
 
@@ -33,6 +32,7 @@ from g1_teleop.ros.node_main import run
 from g1_teleop.ros.parameters import declare_config
 from g1_teleop.ros.qos import QOS_COMMAND, QOS_LATCHED, QOS_STATE
 from g1_teleop.sim.simulator import SimConfig, Simulator, parse_pushes
+from g1_teleop.sim.viewer import open_passive_viewer
 
 
 @dataclass(frozen=True)
@@ -107,7 +107,9 @@ class SimBridge(Node):
             "lockstep": cfg.lockstep, "gantry": cfg.gantry, "slipped_s": round(self.slipped_s, 3),
         })
         wall = Clock(clock_type=ClockType.STEADY_TIME)
-        self.viewer = self._open_viewer() if cfg.viewer else None
+        self.viewer = open_passive_viewer(self.sim) if cfg.viewer else None
+        if cfg.viewer and self.viewer is None:
+            self.get_logger().warning("viewer:=true but no display (DISPLAY is unset): running headless")
         self._last_publish = time.monotonic()
         if cfg.lockstep:
             self.create_timer(cfg.republish_period_s / 2, self.republish_if_waiting, clock=wall)
@@ -216,14 +218,6 @@ class SimBridge(Node):
         self._last_publish = time.monotonic()
         if self.viewer is not None:
             self.viewer.sync()
-
-    def _open_viewer(self):
-        if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
-            self.get_logger().warning("viewer:=true but no display (DISPLAY is unset): running headless")
-            return None
-        import mujoco.viewer
-
-        return mujoco.viewer.launch_passive(self.sim.model, self.sim.data)
 
 
 def main(args: list[str] | None = None) -> None:
