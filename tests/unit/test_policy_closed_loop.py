@@ -17,7 +17,6 @@ from g1_teleop.control.learned.inference import PolicyInference
 from g1_teleop.control.learned.observations import build_observation
 from g1_teleop.control.learned.policy_config import LearnedPolicyConfig, load_policy_config
 from g1_teleop.core.limits import JointCommand
-from g1_teleop.core.robot_description import ARM_INDICES
 from g1_teleop.sim.simulator import SimConfig, Simulator
 
 SHARED_POLICIES = Path(__file__).resolve().parents[3] / "shared" / "policies" / "openwbt"
@@ -92,7 +91,8 @@ def test_squat_policy_stands_and_squats(robot, mj_model, configs) -> None:
     for _ in range(100):
         loop.squat_tick(command)
     assert loop.z(50).min() > 0.771  # §14: back to 0.779
-    assert np.abs(loop.target[ARM_INDICES] - loop.squat.default_angles[ARM_INDICES]).max() == 0.0
+    arms = robot.group("arms")
+    assert np.abs(loop.target[arms] - loop.squat.default_angles[arms]).max() == 0.0
 
 
 def test_loco_policy_walks_forward(robot, mj_model, configs) -> None:
@@ -100,10 +100,10 @@ def test_loco_policy_walks_forward(robot, mj_model, configs) -> None:
     for _ in range(100):
         loop.squat_tick(STAND)
     # OpenWBT's squat→loco transition: the squat policy keeps the legs while the arms blend to the loco pose
-    stored = loop.target.copy()
+    stored, arms = loop.target.copy(), robot.group("arms")
     for count in range(loop.loco.transition_ticks, 0, -1):
         alpha = count / loop.loco.transition_ticks
-        loop.target[ARM_INDICES] = (alpha * stored + (1 - alpha) * loop.loco.default_angles)[ARM_INDICES]
+        loop.target[arms] = (alpha * stored + (1 - alpha) * loop.loco.default_angles)[arms]
         loop.squat_tick(STAND)
     start = loop.sim.data.qpos[:2].copy()
     for _ in range(350):  # vx = 0.3 m/s for 7 s

@@ -252,10 +252,10 @@ def test_the_shipped_rl_gym_preset_holds_the_waist_three_times_firmer(tmp_path: 
     config = load_policy_config(config_path("policies", "unitree_rl_gym_g1.yaml"), tmp_path)
     assert config.observation is ObservationLayout.RL_GYM_LOCO and config.policy_path == tmp_path / "motion.pt"
     kp, kd = robot.gains("default")
-    waist = slice(12, 15)
+    waist, legs = robot.group("waist"), robot.group("legs")
     np.testing.assert_array_equal(config.kps[waist], 3 * kp[waist])
     np.testing.assert_array_equal(config.kds[waist], 3 * kd[waist])
-    others = np.r_[0:12, 15:29]  # legs and arms: the robot's own gains
+    others = np.r_[legs, robot.group("arms")]  # the robot's own gains
     np.testing.assert_array_equal(config.kps[others], kp[others])
     np.testing.assert_array_equal(config.kds[others], kd[others])
-    np.testing.assert_array_equal(config.default_angles[:12], robot.default_q[:12])
+    np.testing.assert_array_equal(config.default_angles[legs], robot.default_q[legs])

@@ -24,7 +24,7 @@ def loop(robot, mj_model):
         pytest.skip(f"OpenWBT policies not found at {SHARED_POLICIES}: the reference data is not beside the repo")
     squat = load_policy_config(SHARED_POLICIES / "g1_squat.yaml", SHARED_POLICIES)
     loco = load_policy_config(SHARED_POLICIES / "g1_loco.yaml", SHARED_POLICIES)
-    controller = SquatLocomotionController(squat, loco)
+    controller = SquatLocomotionController(robot, squat, loco)
     sim = Simulator(robot, mj_model, SimConfig(gantry=False))
     builder = WholeBodyTargetBuilder(robot, controller)
     kp, kd = robot.gains("default")

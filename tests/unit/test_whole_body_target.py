@@ -4,7 +4,6 @@ import numpy as np
 
 from g1_teleop.control.default_pose_hold import DefaultPoseHold
 from g1_teleop.control.whole_body_target import WholeBodyTargetBuilder
-from g1_teleop.core.robot_description import ARM_INDICES
 
 
 def state(q):
@@ -12,19 +11,20 @@ def state(q):
 
 
 def test_arms_start_from_the_measured_pose_and_move_at_most_the_step_limit(robot):
+    arms, lower = robot.group("arms"), robot.group("lower_body")
     builder = WholeBodyTargetBuilder(robot, DefaultPoseHold(robot), arm_step_limit_rad=0.01)
     q = robot.default_q.copy()
-    q[ARM_INDICES] += 0.2  # measured arms away from the default
-    far = robot.default_q[ARM_INDICES] - 1.0
-    previous = q[ARM_INDICES]
+    q[arms] += 0.2  # measured arms away from the default
+    far = robot.default_q[arms] - 1.0
+    previous = q[arms]
     for _ in range(20):
         target = builder.step(state(q), far, np.ones(14))
-        step = np.abs(target.q[ARM_INDICES] - previous)
+        step = np.abs(target.q[arms] - previous)
         assert step.max() <= 0.01 + 1e-12
-        previous = target.q[ARM_INDICES]
-    np.testing.assert_allclose(target.q[: ARM_INDICES.start], robot.default_q[: ARM_INDICES.start])
-    np.testing.assert_array_equal(target.tau_ff[ARM_INDICES], np.ones(14))
-    assert np.all(target.tau_ff[: ARM_INDICES.start] == 0)
+        previous = target.q[arms]
+    np.testing.assert_allclose(target.q[lower], robot.default_q[lower])
+    np.testing.assert_array_equal(target.tau_ff[arms], np.ones(14))
+    assert np.all(target.tau_ff[lower] == 0)
 
 
 def test_no_arm_target_holds_the_arms(robot):
@@ -36,5 +36,6 @@ def test_no_arm_target_holds_the_arms(robot):
 
 def test_arm_targets_stay_inside_the_joint_limits(robot):
     builder = WholeBodyTargetBuilder(robot, DefaultPoseHold(robot), arm_step_limit_rad=10.0)
-    target = builder.step(state(robot.default_q), robot.q_upper[ARM_INDICES] + 1.0, None)
-    np.testing.assert_array_equal(target.q[ARM_INDICES], robot.q_upper[ARM_INDICES])
+    arms = robot.group("arms")
+    target = builder.step(state(robot.default_q), robot.q_upper[arms] + 1.0, None)
+    np.testing.assert_array_equal(target.q[arms], robot.q_upper[arms])

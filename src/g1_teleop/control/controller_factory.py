@@ -40,7 +40,7 @@ def make_lower_body(robot: Robot, controller: str, *, control_dt: float = 0.02, 
     try:
         for name in (squat_config, loco_config):
             verify(folder / name)
-        return SquatLocomotionController(load_policy_config(folder / squat_config, folder),
+        return SquatLocomotionController(robot, load_policy_config(folder / squat_config, folder),
                                          load_policy_config(folder / loco_config, folder))
     except PolicyFileError as exc:
         raise ControllerSetupError(str(exc)) from None

@@ -7,7 +7,7 @@ import numpy as np
 from g1_teleop.control.lower_body import LowerBodyTarget
 from g1_teleop.control.proprioception import Proprioception
 from g1_teleop.core.modes import Mode
-from g1_teleop.core.robot_description import ARM_INDICES, Robot
+from g1_teleop.core.robot_description import Robot
 
 
 class DefaultPoseHold:
@@ -18,8 +18,8 @@ class DefaultPoseHold:
     walking = False  # no locomotion
 
     def __init__(self, robot: Robot) -> None:
-        self._target = LowerBodyTarget(q=robot.default_q[: ARM_INDICES.start].copy(),
-                                       tau_ff=np.zeros(ARM_INDICES.start))
+        lower = robot.group("lower_body")
+        self._target = LowerBodyTarget(q=robot.default_q[lower], tau_ff=np.zeros(len(lower)))
 
     def command_squat(self, height_rate: float, pitch_rate: float) -> None:
         """No squat: ignored."""

@@ -17,11 +17,10 @@ import pinocchio as pin
 from g1_teleop.core.foot_contacts import FOOT_BODIES, foot_contact_spheres
 from g1_teleop.core.mujoco_model import build_mujoco_model
 from g1_teleop.core.pinocchio_model import PinJointMap, build_pinocchio_model
-from g1_teleop.core.robot_description import LEG_INDICES, Robot
+from g1_teleop.core.robot_description import Robot
 
 SOLE_FRAMES = ("left_sole", "right_sole")
-ANKLE_PITCH_INDICES = (4, 10)  # DDS order
-LEFT_LEG, RIGHT_LEG = slice(0, 6), slice(6, 12)
+LEG_GROUPS = ("left_leg", "right_leg")  # the legs of the soles, in the same order
 
 
 class StanceError(RuntimeError):
@@ -83,7 +82,9 @@ class StanceModel:
                   for k, p in enumerate(pelvis_p_contacts)]
         self.sole_half_size = np.max(np.abs(np.vstack(sole_p)[:, :2]), axis=0)
         self.mass = float(pin.computeTotalMass(model))
-        self._leg_v = [self.joints.idx_v[LEG_INDICES][side] for side in (LEFT_LEG, RIGHT_LEG)]
+        # Per leg (sole order): its joints' indices in the configuration and in the velocity vector.
+        self.leg_q_v = tuple((self.joints.idx_q[robot.group(leg)], self.joints.idx_v[robot.group(leg)])
+                             for leg in LEG_GROUPS)
 
     @classmethod
     def for_robot(cls, robot: Robot) -> StanceModel:
@@ -109,7 +110,9 @@ class LegIK:
     def __init__(self, stance: StanceModel, ankle_margin_rad: float = 0.05, tolerance: float = 1e-6,
                  max_iterations: int = 20) -> None:
         self.stance = stance
-        self._ankle_bound = stance.robot.q_lower[list(ANKLE_PITCH_INDICES)] + ankle_margin_rad
+        self._legs = stance.robot.group("legs")
+        self._ankle_pitch = stance.robot.group("ankle_pitch")
+        self._ankle_bound = stance.robot.q_lower[self._ankle_pitch] + ankle_margin_rad
         self.tolerance, self.max_iterations = tolerance, max_iterations
 
     def solve(self, pelvis: PelvisPose, q: np.ndarray) -> np.ndarray:
@@ -117,7 +120,6 @@ class LegIK:
         st = self.stance
         model, data = st.model, st.data
         config = st.configuration(pelvis.support_T_pelvis(), q)
-        legs_q = st.joints.idx_q[LEG_INDICES]
         for _ in range(self.max_iterations):
             pin.framesForwardKinematics(model, data, config)
             errors = [pin.log6(data.oMf[sole].actInv(target)).vector
@@ -125,14 +127,14 @@ class LegIK:
             if max(np.abs(e).max() for e in errors) < self.tolerance:
                 break
             pin.computeJointJacobians(model, data, config)
-            for sole, error, leg_v, side in zip(st.sole_ids, errors, st._leg_v, (LEFT_LEG, RIGHT_LEG), strict=True):
+            for sole, error, (leg_q, leg_v) in zip(st.sole_ids, errors, st.leg_q_v, strict=True):
                 jacobian = pin.getFrameJacobian(model, data, sole, pin.ReferenceFrame.LOCAL)[:, leg_v]
-                config[legs_q[side]] += np.linalg.solve(jacobian, error)
+                config[leg_q] += np.linalg.solve(jacobian, error)
         else:
             raise StanceError(f"leg IK did not reach the feet for the pelvis at {pelvis} "
                               f"(residual {max(np.abs(e).max() for e in errors):.2e})")
         solved = np.array(q, dtype=float)
-        solved[LEG_INDICES] = config[legs_q]
+        solved[self._legs] = config[st.joints.idx_q[self._legs]]
         return solved
 
     def com_in_support(self, pelvis: PelvisPose, q: np.ndarray) -> np.ndarray:
@@ -171,7 +173,7 @@ class LegIK:
 
     def _ankle_excess(self, q: np.ndarray) -> float:
         """How far (rad) the more bent ankle is past its dorsiflexion bound (negative: inside)."""
-        return float(np.max(self._ankle_bound - q[list(ANKLE_PITCH_INDICES)]))
+        return float(np.max(self._ankle_bound - q[self._ankle_pitch]))
 
     def _ankle_bound_residual(self, pelvis: PelvisPose, q: np.ndarray,
                               com_target_xy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -31,9 +31,7 @@ from g1_teleop.control.proprioception import Proprioception
 from g1_teleop.control.squat_command import SquatCommand, SquatCommandLimits
 from g1_teleop.core.limits import slew_limit
 from g1_teleop.core.modes import Mode
-from g1_teleop.core.robot_description import ARM_INDICES, LEG_INDICES, WAIST_INDICES, Robot
-
-LOWER_BODY = slice(0, ARM_INDICES.start)
+from g1_teleop.core.robot_description import Robot
 
 
 @dataclass(frozen=True)
@@ -70,6 +68,8 @@ class StandingController:
     def __init__(self, robot: Robot, stance: StanceModel, config: StandingConfig | None = None) -> None:
         self.config = config or StandingConfig()
         self.robot = robot
+        self._legs, self._waist_joints = robot.group("legs"), robot.group("waist")
+        self._lower = robot.group("lower_body")  # legs and waist: the order of the targets
         self.mode = Mode.SQUAT
         self.squat_command = SquatCommand(self.config.squat_limits)
         self.ik = LegIK(stance)
@@ -77,8 +77,8 @@ class StandingController:
         self._reference: PelvisPose | None = None  # the pelvis pose the legs are solved for
         self._pitch_bound = 0.0  # rad: the commanded pitch, rate-limited (the reference may lean further)
         self._solution: np.ndarray | None = None  # (29,) the last IK solution (legs), DDS order
-        self._target: np.ndarray | None = None  # (15,) legs and waist, as last sent
-        self._waist = np.zeros(len(WAIST_INDICES))
+        self._target: np.ndarray | None = None  # (15,) legs and waist (lower_body group), as last sent
+        self._waist = np.zeros(len(self._waist_joints))
         self.ik_failures = 0  # ticks whose pelvis pose the legs could not reach (the last pose was kept)
 
     def command_squat(self, height_rate: float, pitch_rate: float) -> None:
@@ -97,18 +97,18 @@ class StandingController:
     def targets(self, state: Proprioception) -> LowerBodyTarget:
         cfg = self.config
         q = np.array(state.q, dtype=float)
-        q[WAIST_INDICES] = self._waist
+        q[self._waist_joints] = self._waist
         if self._reference is None:  # start from the measured posture
             self._reference = self.ik.pelvis_of(q)
             self._pitch_bound = self._reference.pitch_rad
             self._solution = q.copy()
-            self._target = q[LOWER_BODY].copy()
+            self._target = q[self._lower]
         height, pitch = self.squat_command.value
         ref = self._reference
         rate_h, rate_p, rate_xy = (r * cfg.control_dt for r in cfg.reference_rate)
         self._pitch_bound = float(slew_limit(pitch, self._pitch_bound, rate_p))
         wanted = PelvisPose(ref.x_m, ref.y_m, float(slew_limit(height, ref.height_m, rate_h)), self._pitch_bound)
-        q[LEG_INDICES] = self._solution[LEG_INDICES]
+        q[self._legs] = self._solution[self._legs]
         try:
             # Two iterations a tick: warm-started, the pose converges over the ticks.
             balanced, _ = self.ik.balanced(wanted, q, com_target_xy=np.zeros(2), iterations=2)
@@ -119,9 +119,10 @@ class StandingController:
             self._reference = reference
         except StanceError:  # out of the legs' reach: keep the last reachable pose
             self.ik_failures += 1
-        goal = np.concatenate([self._solution[LEG_INDICES], self._waist])
-        goal = np.clip(goal, self.robot.q_lower[LOWER_BODY], self.robot.q_upper[LOWER_BODY])
+        goal = self._solution.copy()  # the legs solved, the waist held
+        goal[self._waist_joints] = self._waist
+        goal = np.clip(goal[self._lower], self.robot.q_lower[self._lower], self.robot.q_upper[self._lower])
         self._target = slew_limit(goal, self._target, cfg.leg_step_limit_rad)
-        tau = self.balance.torques(state).tau[LOWER_BODY]
-        effort = self.robot.effort_limit[LOWER_BODY]
+        tau = self.balance.torques(state).tau[self._lower]
+        effort = self.robot.effort_limit[self._lower]
         return LowerBodyTarget(q=self._target.copy(), tau_ff=np.clip(tau, -effort, effort))

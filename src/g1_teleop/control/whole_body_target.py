@@ -15,7 +15,7 @@ import numpy as np
 from g1_teleop.control.lower_body import LowerBodyController
 from g1_teleop.control.proprioception import Proprioception
 from g1_teleop.core.limits import slew_limit
-from g1_teleop.core.robot_description import ARM_INDICES, Robot
+from g1_teleop.core.robot_description import Robot
 
 
 @dataclass(frozen=True)
@@ -28,11 +28,14 @@ class WholeBodyTargetBuilder:
     def __init__(self, robot: Robot, lower_body: LowerBodyController, arm_step_limit_rad: float = 0.01) -> None:
         if arm_step_limit_rad <= 0:
             raise ValueError(f"arm_step_limit_rad must be positive, got {arm_step_limit_rad}")
+        self._lower, self._arms = robot.group("lower_body"), robot.group("arms")
+        if sorted([*self._lower, *self._arms]) != list(range(len(robot.joint_names))):
+            raise ValueError(f"{robot.config_path}: the joint groups lower_body and arms must hold each joint once")
         self.robot = robot
         self.lower_body = lower_body
         self.arm_step_limit_rad = arm_step_limit_rad
-        self._arm_lower = robot.q_lower[ARM_INDICES]
-        self._arm_upper = robot.q_upper[ARM_INDICES]
+        self._arm_lower = robot.q_lower[self._arms]
+        self._arm_upper = robot.q_upper[self._arms]
         self._arm_q: np.ndarray | None = None
 
     @property
@@ -41,7 +44,7 @@ class WholeBodyTargetBuilder:
 
     def start(self, q_measured: np.ndarray) -> None:
         """Begin from the measured arm pose, so the first targets do not jump."""
-        self._arm_q = np.clip(q_measured[ARM_INDICES], self._arm_lower, self._arm_upper)
+        self._arm_q = np.clip(q_measured[self._arms], self._arm_lower, self._arm_upper)
 
     def step(self, state: Proprioception, arm_q_target: np.ndarray | None,
              arm_tau_ff: np.ndarray | None) -> WholeBodyTarget:
@@ -52,8 +55,9 @@ class WholeBodyTargetBuilder:
             stepped = slew_limit(arm_q_target, self._arm_q, self.arm_step_limit_rad)
             self._arm_q = np.clip(stepped, self._arm_lower, self._arm_upper)
         lower = self.lower_body.targets(state)
-        q_target = np.concatenate([lower.q, self._arm_q])
-        tau_ff = np.concatenate([lower.tau_ff, np.zeros(len(ARM_INDICES))])
+        q_target, tau_ff = np.zeros(len(self.robot.joint_names)), np.zeros(len(self.robot.joint_names))
+        q_target[self._lower], tau_ff[self._lower] = lower.q, lower.tau_ff
+        q_target[self._arms] = self._arm_q
         if arm_tau_ff is not None:
-            tau_ff[ARM_INDICES] = arm_tau_ff
+            tau_ff[self._arms] = arm_tau_ff
         return WholeBodyTarget(q=q_target, tau_ff=tau_ff)

@@ -39,7 +39,7 @@ from g1_teleop.control.controller_factory import CONTROLLERS, make_lower_body
 from g1_teleop.control.whole_body_target import WholeBodyTargetBuilder
 from g1_teleop.core.joint_vector import JointIndex, MalformedJointMessage
 from g1_teleop.core.modes import Mode
-from g1_teleop.core.robot_description import ARM_INDICES, load_robot
+from g1_teleop.core.robot_description import load_robot
 from g1_teleop.ros.diagnostics import Diagnostics, WarnOnce
 from g1_teleop.ros.messages import stamp_ns, to_stamp
 from g1_teleop.ros.node_main import run
@@ -115,7 +115,7 @@ class Policy(Node):
         cfg = self.cfg = declare_config(self, PolicyNodeConfig)
         robot = self.robot = load_robot(cfg.robot_config or None, cfg.model or None)
         self.joints = JointIndex(robot.joint_names)
-        self.arm_joints = JointIndex([robot.joint_names[i] for i in ARM_INDICES])
+        self.arm_joints = JointIndex(robot.group_names("arms"))
         self.lower_body = make_lower_body(robot, cfg.controller, control_dt=cfg.control_dt, policy_dir=cfg.policy_dir,
                                           squat_config=cfg.squat_config, loco_config=cfg.loco_config)
         self.mode = self.lower_body.mode
@@ -283,7 +283,7 @@ class Policy(Node):
         self.operator_commands(now)
         arm_q, arm_tau = (None, None) if arm is None else (arm.q, arm.tau_ff)
         if self.walking_pose_applies():
-            arm_q, arm_tau = self.robot.default_q[ARM_INDICES], None
+            arm_q, arm_tau = self.robot.default_q[self.robot.group("arms")], None
         target = self.builder.step(state, arm_q, arm_tau)
         msg = JointState(name=list(self.robot.joint_names), position=target.q.tolist(),
                          velocity=[0.0] * len(target.q), effort=target.tau_ff.tolist())

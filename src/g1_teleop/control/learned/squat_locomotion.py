@@ -27,8 +27,7 @@ from g1_teleop.control.lower_body import LowerBodyTarget
 from g1_teleop.control.proprioception import Proprioception
 from g1_teleop.control.squat_command import SquatCommand, SquatCommandLimits
 from g1_teleop.core.modes import Mode
-
-LOWER_BODY = slice(0, 15)  # legs and waist
+from g1_teleop.core.robot_description import Robot
 
 
 @dataclass(frozen=True)
@@ -46,13 +45,15 @@ class SwitchLimits:
 class SquatLocomotionController:
     """Lower-body targets from the squat and locomotion policies (a ``LowerBodyController``)."""
 
-    def __init__(self, squat: LearnedPolicyConfig, loco: LearnedPolicyConfig,
+    def __init__(self, robot: Robot, squat: LearnedPolicyConfig, loco: LearnedPolicyConfig,
                  limits: SwitchLimits | None = None) -> None:
+        """``robot`` names the joint groups; the policies' joint vectors are in its (DDS) order."""
         if squat.observation is not ObservationLayout.OPENWBT_SQUAT:
             raise ValueError(f"{squat.source}: expected an OpenWBT squat policy, got {squat.observation.value}")
         if loco.observation.command_size != 3:
             raise ValueError(f"{loco.source}: expected a locomotion policy (vx, vy, wz), got {loco.observation.value}")
         self.squat_config, self.loco_config = squat, loco
+        self._legs, self._waist, self._lower = robot.group("legs"), robot.group("waist"), robot.group("lower_body")
         self.limits = limits or SwitchLimits()
         self.squat_policy, self.loco_policy = PolicyInference(squat), PolicyInference(loco)
         self.clock = gait_clock_for(loco)
@@ -67,7 +68,7 @@ class SquatLocomotionController:
         self._blending_to: Mode | None = None
         self._squat_target = np.array(squat.default_angles, dtype=float)
         self._loco_target = np.array(loco.default_angles, dtype=float)
-        self._waist = np.array(squat.default_angles[12:15], dtype=float)
+        self._waist_q = np.array(squat.default_angles[self._waist], dtype=float)  # held
 
     @property
     def squat_command(self) -> np.ndarray:
@@ -141,19 +142,21 @@ class SquatLocomotionController:
                     self._start_locomotion()
         else:
             legs = self._loco_step(state)
-        return LowerBodyTarget(q=np.concatenate([legs, self._waist]), tau_ff=np.zeros(LOWER_BODY.stop))
+        q = np.zeros(len(self.squat_config.default_angles))
+        q[self._legs], q[self._waist] = legs, self._waist_q
+        return LowerBodyTarget(q=q[self._lower], tau_ff=np.zeros(len(self._lower)))
 
     def _squat_step(self, state: Proprioception) -> np.ndarray:
         obs = build_observation(self.squat_config, state, self.squat_command, self.squat_policy.last_action)
         self._squat_target = self.squat_policy.joint_targets(self.squat_policy.act(obs), self._squat_target)
-        return self._squat_target[:12]
+        return self._squat_target[self._legs]
 
     def _loco_step(self, state: Proprioception) -> np.ndarray:
         stopped = not np.any(self.loco_command)
         clock = None if self.clock is None else self.clock.step(stopped)
         obs = build_observation(self.loco_config, state, self.loco_command, self.loco_policy.last_action, clock)
         self._loco_target = self.loco_policy.joint_targets(self.loco_policy.act(obs), self._loco_target)
-        return self._loco_target[:12]
+        return self._loco_target[self._legs]
 
     def _start_locomotion(self) -> None:
         self.loco_policy.reset()
