@@ -30,6 +30,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from g1_teleop.core.rotations import matrix_from_wxyz, wxyz_from_rpy
+
 ROBOT_R_OPENXR = np.array([[0.0, 0.0, -1.0], [-1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
 """Rotation taking OpenXR-basis coordinates to robot-basis coordinates: (x, y, z)_xr → (−z, −x, y)."""
 
@@ -119,9 +121,8 @@ class BodyReference:
         forward = np.asarray(world_T_head, dtype=float)[:3, 0]
         if np.hypot(forward[0], forward[1]) < 1e-3:
             raise ValueError("cannot calibrate the body heading while the head looks straight up or down")
-        yaw = np.arctan2(forward[1], forward[0])
-        c, s = np.cos(yaw), np.sin(yaw)
-        return cls(np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]]))
+        yaw = float(np.arctan2(forward[1], forward[0]))
+        return cls(matrix_from_wxyz(wxyz_from_rpy(0.0, 0.0, yaw)))
 
 
 def ik_T_world(world_T_head: np.ndarray, body: BodyReference | None = None) -> np.ndarray:
