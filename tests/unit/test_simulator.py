@@ -34,7 +34,7 @@ def test_gantry_holds_the_robot_up_and_pd_alone_does_not(robot, mj_model):
         held.step_control_period(hold(robot))
         free.step_control_period(hold(robot))
     assert held.state().world_p_pelvis[2] > 0.75
-    assert free.state().world_p_pelvis[2] < 0.5  # design.md: tips over within ~1.2 s
+    assert free.state().world_p_pelvis[2] < 0.5  # joint PD alone: it tips over (within ~1.2 s)
 
 
 def test_pd_tracks_an_arm_target(robot, mj_model):

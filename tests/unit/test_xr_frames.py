@@ -1,4 +1,4 @@
-"""XR conventions (g1_conventions §7): basis change, wrist conventions, head-relative IK targets,
+"""XR conventions (televuer's tv_wrapper.py): basis change, wrist conventions, head-relative IK targets,
 validity test and fallbacks; robot_to_openxr inverts openxr_to_robot."""
 
 from __future__ import annotations

@@ -1,13 +1,18 @@
-"""XR headset poses ↔ robot-frame wrist targets (g1_conventions §7, the televuer/OpenWBT pipeline).
+"""XR headset poses ↔ robot-frame wrist targets: the pipeline of televuer's ``TeleVuerWrapper``
+(unitreerobotics/televuer, src/televuer/tv_wrapper.py; OpenWBT and xr_teleoperate use it), its
+``arm_reference_mode="head_position"``.
 
 OpenXR basis: x right, y up, z backward. Robot basis: x forward, y left, z up. A headset reports its head
 and wrist poses in its own world frame, OpenXR basis. ``openxr_to_robot`` is the pipeline a real
 headset's data goes through:
 
-1. change of basis of every pose: M_robot = robot_T_openxr · M_xr · openxr_T_robot;
-2. wrist convention: W' = W · C_side (hand tracking only; controllers already report Unitree wrist axes);
+1. change of basis of every pose: M_robot = robot_T_openxr · M_xr · openxr_T_robot (tv_wrapper's
+   T_ROBOT_OPENXR, T_OPENXR_ROBOT);
+2. wrist convention: W' = W · C_side (hand tracking only; controllers already report Unitree wrist axes;
+   T_TO_UNITREE_HUMANOID_LEFT_ARM / _RIGHT_ARM);
 3. translation only, head-relative: p(W') −= p(H) (the head rotation is not removed);
-4. shift to the IK frame (the pelvis): p(W') += IK_ORIGIN_IN_HEAD_FRAME.
+4. shift to the IK frame (the pelvis): p(W') += IK_ORIGIN_IN_HEAD_FRAME (steps 3–4:
+   transform_IPunitree_Brobot_world_arm_to_head_then_waist).
 
 Steps 3–4 make the arms follow the head: turning the head moves the eyes about the neck, and the
 targets with them. With a ``BodyReference`` the wrists are instead taken relative to a body-fixed
@@ -16,11 +21,14 @@ carries the frame along) with the operator's heading captured at calibration (so
 face the headset's forward axis). At the neutral posture, facing that heading, both give the same
 targets.
 
-Hand landmarks (25 per hand, WebXR joint order) go into the Unitree hand frame with
-``hand_points_in_wrist``.
+Hand landmarks (25 per hand, WebXR joint order, https://immersive-web.github.io/webxr-hand-input/) go into
+the Unitree hand frame with ``hand_points_in_wrist``. The OpenXR hand-joint axes of a wrist (+Z from the
+middle finger's metacarpal back to the wrist, +Y out of the back of the hand) are those of the OpenXR
+specification, XR_EXT_hand_tracking (https://registry.khronos.org/OpenXR/specs/1.1/man/html/openxr.html).
 
-Poses that fail the validity test are replaced by fixed fallback poses before step 1, and an invalid
-wrist skips step 2. ``robot_to_openxr`` is the exact inverse for valid poses: it builds what a headset
+Poses that fail the validity test (tv_wrapper's safe_mat_update) are replaced by fixed fallback poses
+(CONST_HEAD_POSE, CONST_LEFT_ARM_POSE, CONST_RIGHT_ARM_POSE) before step 1, and an invalid wrist skips
+step 2. ``robot_to_openxr`` is the exact inverse for valid poses: it builds what a headset
 would report for given pelvis-frame wrist targets and a head pose.
 """
 
@@ -49,7 +57,8 @@ HEAD_IN_NECK = np.array([0.08, 0.0, 0.11])
 typical adult figure. Used by BodyReference only."""
 
 HAND_KEYPOINT_CONVENTION = np.array([[0.0, 0.0, 1.0], [-1.0, 0.0, 0.0], [0.0, -1.0, 0.0]])
-"""C_hand, left-multiplied on wrist-frame landmark positions to give the Unitree hand frame (§7.1)."""
+"""C_hand, left-multiplied on wrist-frame landmark positions to give the Unitree hand frame (tv_wrapper's
+T_TO_UNITREE_HAND)."""
 
 VALIDITY_DETERMINANT = 1e-6
 """A pose matrix is valid when its determinant is finite and larger than this in magnitude (televuer)."""
@@ -147,7 +156,8 @@ def hand_points_in_wrist(xr_T_wrist: np.ndarray, xr_points: np.ndarray) -> np.nd
     """Hand landmarks (N, 3) in the headset world (OpenXR basis, m) → the Unitree hand frame (N, 3).
 
     P_robot = basis change of the points; P_wrist = W⁻¹·P_robot with the wrist pose W in the robot basis
-    *before* the wrist convention; then C_hand·P_wrist (§7.2). An invalid wrist gives zeros (televuer).
+    *before* the wrist convention; then C_hand·P_wrist (as tv_wrapper.py). An invalid wrist gives zeros
+    (televuer).
     """
     points = np.asarray(xr_points, dtype=float)
     if points.ndim != 2 or points.shape[1] != 3:
@@ -168,7 +178,7 @@ def is_valid_pose(M: np.ndarray) -> bool:
 
 
 def openxr_to_robot(xr: XrPoses, hand_tracking: bool = True, body: BodyReference | None = None) -> RobotPoses:
-    """Headset poses → head pose and pelvis-frame wrist targets (§7.2).
+    """Headset poses → head pose and pelvis-frame wrist targets (steps 1–4 of the module docstring).
 
     hand_tracking: True for OpenXR hand-joint wrists (the wrist convention is applied), False for
     controller poses (already in the Unitree wrist convention). body: wrists relative to this body-fixed
