@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 import yaml
 
-from g1_teleop.control.learned.observations import build_observation, gravity_in_pelvis
+from g1_teleop.control.learned.observations import build_observation
 from g1_teleop.control.learned.policy_config import LearnedPolicyConfig, load_policy_config
+from g1_teleop.core.rotations import gravity_in_body
 
 LEG_Q = [-0.1, 0.0, 0.0, 0.3, -0.2, 0.0]
 SQUAT_Q = LEG_Q * 2 + [0.0] * 3 + [0, 0.3, 0, 1, 0, 0, 0] + [0, -0.3, 0, 1, 0, 0, 0]
@@ -58,26 +59,26 @@ LAST_ACTION = 0.1 * (np.arange(12) - 6)  # −0.6 … 0.5
 
 
 def test_gravity_upright() -> None:
-    np.testing.assert_allclose(gravity_in_pelvis(np.array([1.0, 0.0, 0.0, 0.0])), [0.0, 0.0, -1.0])
+    np.testing.assert_allclose(gravity_in_body(np.array([1.0, 0.0, 0.0, 0.0])), [0.0, 0.0, -1.0])
 
 
 def test_gravity_pitched_forward() -> None:
     quat = np.array([math.cos(PITCH / 2), 0.0, math.sin(PITCH / 2), 0.0])
-    np.testing.assert_allclose(gravity_in_pelvis(quat), GRAVITY_PITCHED, atol=1e-15)
+    np.testing.assert_allclose(gravity_in_body(quat), GRAVITY_PITCHED, atol=1e-15)
 
 
 def test_gravity_rolled_90_degrees() -> None:
     # Rolled +90° about x: body y points up, so gravity is along body −y.
     quat = np.array([math.sqrt(0.5), math.sqrt(0.5), 0.0, 0.0])
-    np.testing.assert_allclose(gravity_in_pelvis(quat), [0.0, -1.0, 0.0], atol=1e-15)
+    np.testing.assert_allclose(gravity_in_body(quat), [0.0, -1.0, 0.0], atol=1e-15)
 
 
 def test_gravity_ignores_yaw_and_scale() -> None:
     # q = q_yaw(1.0) ⊗ q_pitch(0.3), multiplied out by hand: (cz·cp, −sz·sp, cz·sp, cp·sz).
     cz, sz, cp, sp = math.cos(0.5), math.sin(0.5), math.cos(PITCH / 2), math.sin(PITCH / 2)
     quat = np.array([cz * cp, -sz * sp, cz * sp, cp * sz])
-    np.testing.assert_allclose(gravity_in_pelvis(quat), GRAVITY_PITCHED, atol=1e-15)
-    np.testing.assert_allclose(gravity_in_pelvis(2.0 * quat), GRAVITY_PITCHED, atol=1e-15)
+    np.testing.assert_allclose(gravity_in_body(quat), GRAVITY_PITCHED, atol=1e-15)
+    np.testing.assert_allclose(gravity_in_body(2.0 * quat), GRAVITY_PITCHED, atol=1e-15)
 
 
 # --- layouts -------------------------------------------------------------------------------------------

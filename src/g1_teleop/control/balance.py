@@ -26,6 +26,7 @@ import pinocchio as pin
 
 from g1_teleop.control.leg_ik import StanceModel
 from g1_teleop.control.proprioception import Proprioception
+from g1_teleop.core.rotations import matrix_from_wxyz
 
 GRAVITY_M_S2 = 9.81
 
@@ -67,8 +68,7 @@ class Balance:
         """Torques for the measured ``state``; ``com_offset_xy`` (m, world axes) moves the centre-of-mass
         target away from the centre of the soles."""
         st, model, data = self.stance, self._model, self._data
-        w, x, y, z = np.asarray(state.world_q_pelvis, dtype=float)
-        world_T_pelvis = pin.SE3(pin.Quaternion(w, x, y, z).normalized().matrix(), np.zeros(3))
+        world_T_pelvis = pin.SE3(matrix_from_wxyz(state.world_q_pelvis), np.zeros(3))
         config = st.configuration(world_T_pelvis, state.q)
         velocity = np.zeros(model.nv)
         velocity[3:6] = state.pelvis_w_pelvis  # free flyer: [linear, angular] in the pelvis frame

@@ -3,7 +3,8 @@
 Every layout is built from the same terms, each scaled as configured:
 
 * command c ⊙ cmd_scale (squat: height m, pitch rad; loco: vx, vy m/s, wz rad/s);
-* gravity_in_pelvis: the unit gravity direction in the pelvis frame, pelvis_R_world · (0, 0, −1);
+* the unit gravity direction in the pelvis frame, pelvis_R_world · (0, 0, −1)
+  (:func:`g1_teleop.core.rotations.gravity_in_body`);
 * pelvis angular velocity (gyro, pelvis frame, rad/s) · ang_vel_scale;
 * (q − default_angles)[dof_idx] · dof_pos_scale and dq[dof_idx] · dof_vel_scale;
 * the previous action (as the runner returned it, i.e. clipped as configured);
@@ -19,12 +20,7 @@ import numpy as np
 
 from g1_teleop.control.learned.policy_config import LearnedPolicyConfig, ObservationLayout
 from g1_teleop.control.proprioception import Proprioception
-
-
-def gravity_in_pelvis(world_q_pelvis: np.ndarray) -> np.ndarray:
-    """Unit gravity direction in the pelvis frame: R(q)ᵀ·(0, 0, −1) for q = (w, x, y, z) (normalised)."""
-    w, x, y, z = np.asarray(world_q_pelvis, dtype=float) / np.linalg.norm(world_q_pelvis)
-    return np.array([2.0 * (w * y - x * z), -2.0 * (y * z + w * x), 1.0 - 2.0 * (w * w + z * z)])
+from g1_teleop.core.rotations import gravity_in_body
 
 
 def build_observation(config: LearnedPolicyConfig, state: Proprioception, command: np.ndarray,
@@ -48,7 +44,7 @@ def build_observation(config: LearnedPolicyConfig, state: Proprioception, comman
 
     joints = config.dof_idx
     scaled_command = command * config.cmd_scale
-    gravity = gravity_in_pelvis(state.world_q_pelvis)
+    gravity = gravity_in_body(state.world_q_pelvis)
     angular_velocity = np.asarray(state.pelvis_w_pelvis, dtype=float) * config.ang_vel_scale
     joint_position = (np.asarray(state.q)[joints] - config.default_angles[joints]) * config.dof_pos_scale
     joint_velocity = np.asarray(state.dq)[joints] * config.dof_vel_scale
