@@ -14,6 +14,10 @@ def hold(robot, q=None):
 def test_config_validation():
     with pytest.raises(ValueError, match="whole multiple"):
         SimConfig(physics_dt=0.003, control_dt=0.02)
+    with pytest.raises(ValueError, match="physics_dt must be > 0"):
+        SimConfig(physics_dt=0.0)
+    with pytest.raises(ValueError, match=r"physics_dt \(0.04\) <= control_dt"):
+        SimConfig(physics_dt=0.04)
     assert SimConfig(physics_dt=0.005, control_dt=0.02).decimation == 4
 
 
@@ -73,3 +77,12 @@ def test_no_viewer_without_a_display(robot, mj_model, monkeypatch):
     monkeypatch.delenv("DISPLAY", raising=False)
     monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
     assert open_passive_viewer(Simulator(robot, mj_model, SimConfig())) is None
+
+
+def test_gantry_config_validation():
+    from g1_teleop.sim.gantry import GantryConfig
+
+    with pytest.raises(ValueError, match="stiffness_n_per_m must be >= 0"):
+        GantryConfig(stiffness_n_per_m=-1.0)
+    with pytest.raises(ValueError, match="damping_n_s_per_m must be finite"):
+        GantryConfig(damping_n_s_per_m=float("nan"))

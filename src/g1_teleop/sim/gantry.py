@@ -13,20 +13,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from g1_teleop.core.settings import check_settings, setting
+
 GANTRY_BODY = "torso_link"
 
 
 @dataclass(frozen=True)
 class GantryConfig:
-    """Band stiffness (N/m) and damping (N·s/m)."""
+    """The band's spring and damper."""
 
-    stiffness_n_per_m: float = 3000.0
-    damping_n_s_per_m: float = 300.0
+    stiffness_n_per_m: float = setting(3000.0, "band stiffness (N/m)", minimum=0.0)
+    damping_n_s_per_m: float = setting(300.0, "band damping (N·s/m)", minimum=0.0)
 
     def __post_init__(self) -> None:
-        for name, value in vars(self).items():
-            if not np.isfinite(value) or value < 0:
-                raise ValueError(f"gantry: {name} must be a finite value >= 0, got {value}")
+        check_settings(self)
 
 
 def gantry_force(config: GantryConfig, world_p_anchor: np.ndarray, world_p_com: np.ndarray,

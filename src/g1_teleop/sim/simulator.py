@@ -15,6 +15,7 @@ from g1_teleop.core.foot_contacts import foot_contact_spheres
 from g1_teleop.core.limits import JointCommand, pd_torque
 from g1_teleop.core.mujoco_model import MjJointMap
 from g1_teleop.core.robot_description import Robot
+from g1_teleop.core.settings import check_settings, setting
 from g1_teleop.sim.gantry import GANTRY_BODY, GantryConfig, gantry_force
 
 
@@ -53,17 +54,17 @@ def parse_pushes(text: str) -> tuple[Push, ...]:
 
 @dataclass(frozen=True)
 class SimConfig:
-    """physics_dt: MuJoCo step (s); control_dt: command period (s), a whole number of physics steps;
-    gantry: the virtual gantry holds the torso; pushes: external forces on the pelvis."""
+    """The simulation's time steps, its gantry and the pushes it applies."""
 
-    physics_dt: float = 0.005
-    control_dt: float = 0.02
-    gantry: bool = True
-    pushes: tuple[Push, ...] = ()
+    physics_dt: float = setting(0.005, "MuJoCo step (s)", positive=True)
+    control_dt: float = setting(0.02, "command period (s), a whole number of physics steps", positive=True)
+    gantry: bool = setting(True, "the virtual gantry holds the torso (sim/gantry.py)")
+    pushes: tuple[Push, ...] = setting((), "external forces on the pelvis")
 
     def __post_init__(self) -> None:
-        if not 0 < self.physics_dt <= self.control_dt:
-            raise ValueError(f"need 0 < physics_dt ({self.physics_dt}) <= control_dt ({self.control_dt})")
+        check_settings(self)
+        if self.physics_dt > self.control_dt:
+            raise ValueError(f"need physics_dt ({self.physics_dt}) <= control_dt ({self.control_dt})")
         ratio = self.control_dt / self.physics_dt
         if abs(ratio - round(ratio)) > 1e-9:
             raise ValueError(
