@@ -2,7 +2,6 @@ import numpy as np
 import pytest
 
 from g1_teleop.core.pinocchio_model import build_pinocchio_model
-from g1_teleop.core.robot_description import ARM_INDICES
 from g1_teleop.retarget.arm_ik import DualArmIK
 from g1_teleop.retarget.gamepad_ik import GamepadArmTeleop, GamepadMapping, hand_twists
 
@@ -46,10 +45,11 @@ def ik(robot):
 
 
 def test_differential_step_moves_each_hand_in_the_commanded_direction(robot, ik):
+    arms = robot.group("arms")
     q = robot.default_q.copy()
     left0, right0 = ik.end_effector_poses(q)
     for _ in range(10):  # 10 × 20 ms at 0.1 m/s forward (left) and up (right)
-        q[ARM_INDICES] = ik.differential_step(q, [0.1, 0, 0, 0, 0, 0], [0, 0, 0.1, 0, 0, 0], dt=0.02, damping=0.001)
+        q[arms] = ik.differential_step(q, [0.1, 0, 0, 0, 0, 0], [0, 0, 0.1, 0, 0, 0], dt=0.02, damping=0.001)
     left1, right1 = ik.end_effector_poses(q)
     np.testing.assert_allclose(left1[:3, 3] - left0[:3, 3], [0.02, 0, 0], atol=5e-4)
     np.testing.assert_allclose(right1[:3, 3] - right0[:3, 3], [0, 0, 0.02], atol=5e-4)
@@ -60,10 +60,11 @@ def test_differential_step_moves_each_hand_in_the_commanded_direction(robot, ik)
 
 
 def test_differential_step_stays_bounded_at_a_singularity(robot, ik):
+    arms = robot.group("arms")
     q = robot.default_q.copy()
-    q[ARM_INDICES] = 0.0  # arms straight down: the elbow is singular
+    q[arms] = 0.0  # arms straight down: the elbow is singular
     q_next = ik.differential_step(q, [0, 0, -1.0, 0, 0, 0], [0, 0, -1.0, 0, 0, 0], dt=0.02)
-    assert np.max(np.abs(q_next - q[ARM_INDICES])) < 0.5  # no joint whips
+    assert np.max(np.abs(q_next - q[arms])) < 0.5  # no joint whips
     assert np.all(q_next >= ik.q_lower) and np.all(q_next <= ik.q_upper)
 
 
@@ -73,6 +74,7 @@ def test_differential_step_rejects_bad_twists(robot, ik):
 
 
 def test_gamepad_teleop_follows_the_sticks_without_drift(robot, ik):
+    arms = robot.group("arms")
     teleop = GamepadArmTeleop(ik, MAP)
     q = robot.default_q.copy()
     left0, right0 = ik.end_effector_poses(q)
@@ -81,28 +83,29 @@ def test_gamepad_teleop_follows_the_sticks_without_drift(robot, ik):
     axes[3] = 1.0  # right hand to the left (inwards) at 0.2 m/s
     buttons = [0] * 8
     buttons[4] = 1
-    previous = q[ARM_INDICES].copy()
+    previous = q[arms].copy()
     for k in range(26):  # 25 moving ticks × 20 ms = 0.1 m
-        q[ARM_INDICES] = teleop.step(q, axes, buttons, dt=0.02 if k else 0.0)
-        assert np.abs(q[ARM_INDICES] - previous).max() <= 2.0 * 0.02 + 1e-12  # max_joint_speed
-        previous = q[ARM_INDICES].copy()
+        q[arms] = teleop.step(q, axes, buttons, dt=0.02 if k else 0.0)
+        assert np.abs(q[arms] - previous).max() <= 2.0 * 0.02 + 1e-12  # max_joint_speed
+        previous = q[arms].copy()
     for _ in range(50):  # sticks released: the hands settle on their targets
-        q[ARM_INDICES] = teleop.step(q, [0.0] * 6, [0] * 8, dt=0.02)
+        q[arms] = teleop.step(q, [0.0] * 6, [0] * 8, dt=0.02)
     left1, right1 = ik.end_effector_poses(q)
     np.testing.assert_allclose(left1[:3, 3] - left0[:3, 3], [0, 0, 0.1], atol=2e-3)
     np.testing.assert_allclose(right1[:3, 3] - right0[:3, 3], [0, 0.1, 0], atol=2e-3)
 
 
 def test_gamepad_teleop_is_calm_at_the_edge_of_the_workspace(robot, ik):
+    arms = robot.group("arms")
     teleop = GamepadArmTeleop(ik, MAP, max_lead_m=0.05)
     q = robot.default_q.copy()
     axes = [0.0] * 6
     axes[1] = 1.0  # left hand forward for 6 s: far beyond its reach at this height
     speeds = []
     for k in range(300):
-        before = q[ARM_INDICES].copy()
-        q[ARM_INDICES] = teleop.step(q, axes, [0] * 8, dt=0.02 if k else 0.0)
-        speeds.append(np.abs(q[ARM_INDICES] - before).max() / 0.02)
+        before = q[arms].copy()
+        q[arms] = teleop.step(q, axes, [0] * 8, dt=0.02 if k else 0.0)
+        speeds.append(np.abs(q[arms] - before).max() / 0.02)
     hand = ik.end_effector_poses(q)[0][:3, 3]
     assert np.linalg.norm(teleop.pelvis_T_targets[0][:3, 3] - hand) <= 0.05 + 1e-9  # no wind-up
     assert max(speeds[-100:]) < 0.5  # settled at the boundary, not chattering

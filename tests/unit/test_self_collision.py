@@ -7,7 +7,6 @@ import pinocchio as pin
 import pytest
 
 from g1_teleop.core.pinocchio_model import build_pinocchio_model
-from g1_teleop.core.robot_description import ARM_INDICES
 from g1_teleop.retarget.arm_ik import ArmIKConfig, DualArmIK
 from g1_teleop.retarget.self_collision import ArmCollisionModel, ClearanceMonitor
 from g1_teleop.retarget.symbolic_kinematics import joint_placements
@@ -57,7 +56,7 @@ def proxies(robot, mj_model, pin_model):
 
 def random_arms(robot, rng):
     q = robot.default_q.copy()
-    arm = list(ARM_INDICES)
+    arm = robot.group("arms")
     q[arm] = rng.uniform(robot.q_lower[arm], robot.q_upper[arm])
     return q
 
@@ -105,7 +104,7 @@ def test_proxies_never_report_more_clearance_than_the_mujoco_geoms(robot, monito
 
 def test_clearance_gradients_match_finite_differences(robot, proxy_clearance):
     rng = np.random.default_rng(12)
-    arm = list(ARM_INDICES)
+    arm = robot.group("arms")
     for _ in range(20):
         q = random_arms(robot, rng)
         distance, gradient = proxy_clearance(q)

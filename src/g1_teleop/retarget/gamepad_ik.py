@@ -13,31 +13,27 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
+from g1_teleop.core.settings import check_settings, setting
 from g1_teleop.retarget.arm_ik import DualArmIK
 
 
 @dataclass(frozen=True)
 class GamepadMapping:
-    """Axis/button indices of the Joy message, speed at full stick (m/s) and dead zone (fraction)."""
+    """Which Joy axes and buttons move the hands, the hands' speed at full stick and the sticks' dead zone."""
 
-    left_forward_axis: int = 1
-    left_side_axis: int = 0
-    left_up_button: int = 4
-    right_forward_axis: int = 4
-    right_side_axis: int = 3
-    right_up_button: int = 5
-    speed_m_s: float = 0.15
-    deadzone: float = 0.1
+    left_forward_axis: int = setting(1, "Joy axis moving the left hand forward", minimum=0)
+    left_side_axis: int = setting(0, "Joy axis moving the left hand to the left", minimum=0)
+    left_up_button: int = setting(4, "Joy button that, held, turns the left forward axis into up", minimum=0)
+    right_forward_axis: int = setting(4, "Joy axis moving the right hand forward", minimum=0)
+    right_side_axis: int = setting(3, "Joy axis moving the right hand to the left", minimum=0)
+    right_up_button: int = setting(5, "Joy button that, held, turns the right forward axis into up", minimum=0)
+    speed_m_s: float = setting(0.15, "hand speed at full stick (m/s)", positive=True, maximum=1.0)
+    deadzone: float = setting(0.1, "stick dead zone, a fraction of full stick, below 1", minimum=0.0, maximum=1.0)
 
     def __post_init__(self) -> None:
-        for name in ("left_forward_axis", "left_side_axis", "left_up_button", "right_forward_axis",
-                     "right_side_axis", "right_up_button"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"gamepad {name} must be an index >= 0, got {getattr(self, name)}")
-        if not 0 < self.speed_m_s <= 1.0:
-            raise ValueError(f"gamepad speed_m_s must be in (0, 1] m/s, got {self.speed_m_s}")
-        if not 0 <= self.deadzone < 1:
-            raise ValueError(f"gamepad deadzone must be in [0, 1), got {self.deadzone}")
+        check_settings(self)
+        if self.deadzone >= 1.0:
+            raise ValueError(f"deadzone must be below 1, got {self.deadzone}")
 
 
 def _stick(axes: Sequence[float], index: int, deadzone: float) -> float:

@@ -16,6 +16,7 @@ import pinocchio as pin
 
 from g1_teleop.core.mujoco_model import MjJointMap
 from g1_teleop.core.robot_description import Robot
+from g1_teleop.core.rotations import xyzw_from_wxyz
 from g1_teleop.retarget.symbolic_kinematics import SymbolicPlacement
 
 
@@ -103,7 +104,8 @@ class ArmCollisionModel:
                 body_id = mj_model.body(body).id
                 for g in range(mj_model.ngeom):
                     if mj_model.geom_bodyid[g] == body_id and mj_model.geom_contype[g]:
-                        body_T_geom = pin.XYZQUATToSE3(np.r_[mj_model.geom_pos[g], mj_model.geom_quat[g][[1, 2, 3, 0]]])
+                        geom_xyzw = xyzw_from_wxyz(mj_model.geom_quat[g])
+                        body_T_geom = pin.XYZQUATToSE3(np.r_[mj_model.geom_pos[g], geom_xyzw])
                         geom_T_shape = pin.SE3(np.eye(3), _shape(mj_model, g)[2])
                         found.append((g, frame.parentJoint, frame.placement * body_T_geom * geom_T_shape))
             return found
