@@ -12,55 +12,76 @@ Lockstep: one answer per control period, once that period's inputs are in.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from geometry_msgs.msg import PoseStamped
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
-from scipy.spatial.transform import Rotation
 from sensor_msgs.msg import JointState, Joy
 
 from g1_teleop.core.joint_vector import JointIndex, MalformedJointMessage
 from g1_teleop.core.mujoco_model import build_mujoco_model
 from g1_teleop.core.pinocchio_model import build_pinocchio_model
 from g1_teleop.core.robot_description import load_robot
+from g1_teleop.core.settings import check_settings, setting
 from g1_teleop.core.stamp_sync import StampSync
 from g1_teleop.retarget.arm_ik import ArmIKConfig, DualArmIK
 from g1_teleop.retarget.gamepad_ik import GamepadArmTeleop, GamepadMapping
 from g1_teleop.retarget.self_collision import ArmCollisionModel
 from g1_teleop.ros.diagnostics import Diagnostics, WarnOnce
-from g1_teleop.ros.messages import stamp_ns, to_stamp
+from g1_teleop.ros.messages import joint_state_msg, stamp_ns, to_stamp, transform_from_pose_msg
 from g1_teleop.ros.node_main import run
 from g1_teleop.ros.parameters import declare_config
 from g1_teleop.ros.qos import QOS_COMMAND, QOS_SENSOR, QOS_STATE
 
+MODES = ("pose", "gamepad")
+
+
+def _setting_of(config: type, name: str) -> Any:
+    """A field with the default, description and legal values of the setting ``name`` of the dataclass
+    ``config``: a parameter that passes straight to a core configuration is declared once, there."""
+    field = next(f for f in dataclasses.fields(config) if f.name == name)
+    return dataclasses.field(default=field.default, metadata=field.metadata)
+
 
 @dataclass(frozen=True)
 class RetargetConfig:
-    model: str = ""
-    robot_config: str = ""
-    lockstep: bool = True
-    sync_timeout_s: float = 1.0  # lockstep: wall seconds to wait for a period's joint state
-    # IK objective weights; defaults from ArmIKConfig (the one place they are chosen and explained).
-    position_weight: float = ArmIKConfig.position_weight
-    rotation_weight: float = ArmIKConfig.rotation_weight
-    posture_weight: float = ArmIKConfig.posture_weight
-    measured_weight: float = ArmIKConfig.measured_weight
-    min_clearance_m: float = ArmIKConfig.min_clearance_m  # arms vs trunk, thighs and each other
-    mode: str = "pose"  # pose (headset or scenario wrist poses) | gamepad (joy → hand velocities)
-    gamepad_axes: tuple[int, ...] = (1, 0, 4, 3)  # left forward, left side, right forward, right side
-    gamepad_up_buttons: tuple[int, ...] = (4, 5)  # held: the side's forward axis moves the hand up
-    gamepad_speed_m_s: float = 0.15
-    gamepad_deadzone: float = 0.1
-    gamepad_damping: float = 0.05  # λ of the damped least squares
-    gamepad_max_joint_speed: float = 2.0  # rad/s
-    joy_timeout_s: float = 0.5  # older joy input counts as sticks released
+    """retarget's ROS parameters (read once at start-up)."""
+
+    model: str = setting("", "robot model file (MJCF .xml or URDF); empty: the one robot_config names")
+    robot_config: str = setting("", "robot configuration (YAML); empty: config/g1_29dof.yaml")
+    lockstep: bool = setting(True, "one answer per control period, once the period's joint state and wrist poses "
+                             "are in; false: an answer per left and right wrist sample of the same stamp")
+    sync_timeout_s: float = setting(1.0, "lockstep: wall time to wait for a period's wrist poses before solving "
+                                    "with the latest ones (s)", positive=True)
+    position_weight: float = _setting_of(ArmIKConfig, "position_weight")
+    rotation_weight: float = _setting_of(ArmIKConfig, "rotation_weight")
+    posture_weight: float = _setting_of(ArmIKConfig, "posture_weight")
+    measured_weight: float = _setting_of(ArmIKConfig, "measured_weight")
+    min_clearance_m: float = _setting_of(ArmIKConfig, "min_clearance_m")
+    mode: str = setting("pose", "operator input: pose (wrist poses from a headset or a scenario) or gamepad "
+                        "(joy sticks → hand velocities)", choices=MODES)
+    gamepad_axes: tuple[int, ...] = setting((1, 0, 4, 3), "Joy axes: left forward, left side, right forward, "
+                                            "right side", length=4, minimum=0)
+    gamepad_up_buttons: tuple[int, ...] = setting((4, 5), "Joy buttons (left, right) that, held, turn the side's "
+                                                  "forward axis into up", length=2, minimum=0)
+    gamepad_speed_m_s: float = _setting_of(GamepadMapping, "speed_m_s")
+    gamepad_deadzone: float = _setting_of(GamepadMapping, "deadzone")
+    gamepad_damping: float = setting(0.05, "λ of the gamepad's damped least squares: larger slows the hands near "
+                                     "singularities (m/rad)", positive=True)
+    gamepad_max_joint_speed: float = setting(2.0, "fastest arm joint motion in gamepad mode (rad/s)", positive=True)
+    joy_timeout_s: float = setting(0.5, "joy input older than this counts as sticks released (s)", positive=True)
+
+    def __post_init__(self) -> None:
+        check_settings(self)
+        self.ik_config()  # and the cross-field checks of the IK and gamepad settings
+        self.gamepad_mapping()
 
     def gamepad_mapping(self) -> GamepadMapping:
-        if len(self.gamepad_axes) != 4 or len(self.gamepad_up_buttons) != 2:
-            raise ValueError("gamepad_axes needs 4 indices and gamepad_up_buttons 2")
         lf, ls, rf, rs = self.gamepad_axes
         return GamepadMapping(left_forward_axis=lf, left_side_axis=ls, left_up_button=self.gamepad_up_buttons[0],
                               right_forward_axis=rf, right_side_axis=rs, right_up_button=self.gamepad_up_buttons[1],
@@ -70,30 +91,6 @@ class RetargetConfig:
         return ArmIKConfig(position_weight=self.position_weight, rotation_weight=self.rotation_weight,
                            posture_weight=self.posture_weight, measured_weight=self.measured_weight,
                            min_clearance_m=self.min_clearance_m)
-
-    def __post_init__(self) -> None:
-        self.ik_config()
-        self.gamepad_mapping()
-        if self.mode not in ("pose", "gamepad"):
-            raise ValueError(f"mode must be pose or gamepad, got {self.mode!r}")
-        for name in ("sync_timeout_s", "joy_timeout_s", "gamepad_damping", "gamepad_max_joint_speed"):
-            if not getattr(self, name) > 0:
-                raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
-
-
-def pose_to_matrix(msg: PoseStamped) -> np.ndarray:
-    """4x4 homogeneous transform of a pose; ValueError if it is not finite or the quaternion not unit."""
-    p, o = msg.pose.position, msg.pose.orientation
-    values = np.array([p.x, p.y, p.z, o.x, o.y, o.z, o.w])
-    if not np.all(np.isfinite(values)):
-        raise ValueError("non-finite values (NaN or inf) in the pose")
-    norm = np.linalg.norm(values[3:])
-    if abs(norm - 1.0) > 1e-3:
-        raise ValueError(f"orientation quaternion has norm {norm:.4f}, expected 1")
-    T = np.eye(4)
-    T[:3, :3] = Rotation.from_quat(values[3:] / norm).as_matrix()
-    T[:3, 3] = values[:3]
-    return T
 
 
 class Retarget(Node):
@@ -127,7 +124,7 @@ class Retarget(Node):
 
     def on_wrist(self, side: str, msg: PoseStamped) -> None:
         try:
-            pelvis_T_wrist = pose_to_matrix(msg)
+            pelvis_T_wrist = transform_from_pose_msg(msg)
         except ValueError as exc:
             self.warn(f"pose_{side}", f"ignored xr/{side}_wrist: {exc}; keeping the last target")
             return
@@ -195,8 +192,7 @@ class Retarget(Node):
         self.publish(result.q_arm, result.tau_ff, max(self.inputs.stamp("left"), self.inputs.stamp("right")))
 
     def publish(self, q_arm: np.ndarray, tau_ff: np.ndarray, stamp: int) -> None:
-        msg = JointState(name=list(self.ik.arm_joint_names), position=q_arm.tolist(), effort=tau_ff.tolist())
-        msg.header.stamp = to_stamp(stamp)
+        msg = joint_state_msg(self.ik.arm_joint_names, to_stamp(stamp), q_arm, effort=tau_ff)
         msg.header.frame_id = "pelvis"
         self.pub.publish(msg)
         self.last_output = msg
