@@ -1,4 +1,5 @@
-"""Observation builders, value by value against vectors assembled by hand from g1_conventions.md §5 and §6."""
+"""Observation builders, value by value against vectors assembled by hand after OpenWBT's
+deploy/helpers/policy_unified.py and unitree_rl_gym's deploy/deploy_real/deploy_real.py."""
 
 from __future__ import annotations
 
@@ -98,7 +99,7 @@ def test_openwbt_squat(tmp_path: Path) -> None:
     ])
     assert obs.dtype == np.float32 and obs.shape == (78,)
     np.testing.assert_allclose(obs, expected, atol=1e-7)
-    # spot checks at the layout's boundaries (§5(a) indices)
+    # spot checks at the layout's boundaries
     assert obs[0] == pytest.approx(1.05) and obs[2] == pytest.approx(0.29552, abs=1e-5)
     assert obs[8] == pytest.approx(0.005) and obs[36] == pytest.approx(0.145)
     assert obs[37] == pytest.approx(-0.05) and obs[65] == pytest.approx(0.09)

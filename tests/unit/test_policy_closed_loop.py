@@ -1,5 +1,5 @@
-"""OpenWBT's policies in closed loop with the MuJoCo simulator (no ROS, no gantry), against the reference
-figures of g1_conventions.md §14: control 0.02 s, physics 0.005 s, joint PD from the policy's kps/kds.
+"""OpenWBT's policies in closed loop with the MuJoCo simulator (no ROS, no gantry), against reference
+figures of these policies in MuJoCo: control 0.02 s, physics 0.005 s, joint PD from the policy's kps/kds.
 
 The observation reads the simulator's state as the bridges publish it (IMU orientation and gyro of the
 current step: with one step of lag the locomotion policy falls, so this test also guards that).
@@ -69,7 +69,7 @@ def test_squat_policy_stands_and_squats(robot, mj_model, configs) -> None:
     for _ in range(500):  # 10 s
         loop.squat_tick(STAND)
     assert loop.z(500).min() > FALLEN_Z
-    standing = loop.z(250)  # last 5 s; §14: 0.776–0.779
+    standing = loop.z(250)  # last 5 s; reference: 0.776–0.779
     assert standing.min() > 0.771 and standing.max() < 0.784, (standing.min(), standing.max())
     assert np.linalg.norm(loop.sim.data.qpos[:2] - start_xy) < 0.05
 
@@ -82,7 +82,7 @@ def test_squat_policy_stands_and_squats(robot, mj_model, configs) -> None:
     assert ramp_ticks == 157  # 0.25 m at 0.08 m/s: 3.125 s
     for _ in range(100):
         loop.squat_tick(command)
-    squatting = loop.z(50)  # §14: holds 0.502
+    squatting = loop.z(50)  # reference: holds 0.502
     assert abs(squatting.mean() - 0.50) < 0.03 and np.ptp(squatting) < 0.01, squatting.mean()
 
     while command[0] < 0.75:
@@ -90,7 +90,7 @@ def test_squat_policy_stands_and_squats(robot, mj_model, configs) -> None:
         loop.squat_tick(command)
     for _ in range(100):
         loop.squat_tick(command)
-    assert loop.z(50).min() > 0.771  # §14: back to 0.779
+    assert loop.z(50).min() > 0.771  # reference: back to 0.779
     arms = robot.group("arms")
     assert np.abs(loop.target[arms] - loop.squat.default_angles[arms]).max() == 0.0
 
@@ -112,6 +112,6 @@ def test_loco_policy_walks_forward(robot, mj_model, configs) -> None:
     for _ in range(100):  # stance: zero command, gait clock stopped
         loop.loco_tick(np.zeros(3), stopped=True)
     assert loop.z(len(loop.pelvis)).min() > FALLEN_Z
-    assert abs(walked[0] - 2.16) < 0.25 * 2.16, walked  # §14: 2.16 m at the end of the command
-    assert abs(walked[1]) < 0.5, walked  # §14: drifts 0.30 m left
+    assert abs(walked[0] - 2.16) < 0.25 * 2.16, walked  # reference: 2.16 m at the end of the command
+    assert abs(walked[1]) < 0.5, walked  # reference: drifts 0.30 m left
     assert loop.z(50).min() > 0.76

@@ -60,7 +60,7 @@ def test_squat_walk_and_back_without_falling(loop):
     x0 = sim.state().world_p_pelvis[0]
     run(4.0, velocity=(0.3, 0.0, 0.0))
     walked = sim.state().world_p_pelvis[0] - x0
-    assert walked > 0.8  # ~0.3 m/s (§14: 0.32 m/s steady)
+    assert walked > 0.8  # ~0.3 m/s (reference: 0.32 m/s steady)
     refused = controller.request(Mode.SQUAT)  # still commanded at 0.3 m/s
     assert refused is not None and "stop first" in refused
     run(1.0)  # stopped: the command goes to zero

@@ -1,13 +1,15 @@
 """Gait clocks that locomotion policies read as two observation values, one step per control tick.
 
-* :class:`BipedalGaitClock`: OpenWBT's loco policy (g1_conventions.md §5(b), foot order §14). A phase φ
+* :class:`BipedalGaitClock`: OpenWBT's loco policy (``BipedalGaitPlanner`` in OpenWBT's
+  ``deploy/helpers/gait_planner.py``, left foot first as its ``foot_indices``). A phase φ
   (cycles) starts at 0.3 and advances by dt·f each tick; the left foot is at (φ + offset) mod 1, the right
   at φ; each foot's phase u is warped so that the stance part [0, stance_ratio) maps to [0, 0.5) and the
   swing part to [0.5, 1); the clock is sin(2π·warp(u)): above 0 in stance, below 0 in swing. While stopped
   the phase rests at 0.3, where both clocks read 1 (both feet in mid-stance).
-* :class:`SinCosPhase`: unitree_rl_gym's G1 (§5(c)): φ = (t mod 0.8 s) / 0.8 s with t = ticks · dt,
-  the tick counted before use; the values are (sin 2πφ, cos 2πφ). It runs whether stopped or not: the
-  policy steps in place at zero command, as it was trained.
+* :class:`SinCosPhase`: unitree_rl_gym's G1 (``Controller.run`` in its ``deploy/deploy_real/deploy_real.py``):
+  φ = (t mod 0.8 s) / 0.8 s with t = ticks · dt, the tick counted before use; the values are
+  (sin 2πφ, cos 2πφ). It runs whether stopped or not: the policy steps in place at zero command, as it
+  was trained.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""Observation vectors of learned lower-body policies (g1_conventions.md §5, §6), ROS-free.
+"""Observation vectors of learned lower-body policies, ROS-free, as OpenWBT builds them
+(``compute_observation`` of ``SquatLowLevelPolicy`` and ``LocoLowLevelPolicy`` in its
+``deploy/helpers/policy_unified.py``) and unitree_rl_gym for its G1 (``Controller.run`` in
+``deploy/deploy_real/deploy_real.py``).
 
 Every layout is built from the same terms, each scaled as configured:
 

@@ -44,7 +44,8 @@ class LearnedPolicyConfigError(ValueError):
 
 
 class ObservationLayout(enum.Enum):
-    """Order and content of the observation vector (g1_conventions.md §5)."""
+    """Order and content of the observation vector: OpenWBT's squat and loco policies
+    (``deploy/helpers/policy_unified.py``), unitree_rl_gym's G1 (``deploy/deploy_real/deploy_real.py``)."""
 
     OPENWBT_SQUAT = "openwbt_squat"  # command(2), gravity, ω, q−q_def, dq, last action
     OPENWBT_LOCO = "openwbt_loco"  # command(3), gravity, ω, q−q_def, dq, last action, gait clock(2)
