@@ -228,8 +228,9 @@ def test_mjcf_in_degrees_without_free_joint(official_path, robot, tmp_path) -> N
     text = re.sub(r'range="(\S+) (\S+)"',
                   lambda m: f'range="{np.degrees(float(m[1])):.9g} {np.degrees(float(m[2])):.9g}"', text)
     text = re.sub(r"<joint name=\"floating_base_joint\"[^>]*/>", "", text)
-    variant = tmp_path / "g1_degrees.xml"  # meshes are not needed to read limits or kinematics
+    variant = tmp_path / "g1_degrees.xml"
     variant.write_text(text)
+    (tmp_path / "meshes").symlink_to(official_path.parent / "meshes")  # MuJoCo opens them to load the file
     degrees_robot = load_robot(model=variant)
     np.testing.assert_allclose(degrees_robot.q_lower, robot.q_lower, atol=5e-6)
     np.testing.assert_allclose(degrees_robot.q_upper, robot.q_upper, atol=5e-6)

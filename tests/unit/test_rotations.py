@@ -58,6 +58,7 @@ def test_gravity_and_tilt() -> None:
     assert rot.tilt(q) == pytest.approx(0.3)
     assert rot.tilt(rot.wxyz_from_rpy(0.2, 0.0, -2.0)) == pytest.approx(0.2)
     assert rot.tilt(2.0 * q) == pytest.approx(0.3)  # not normalised
+    np.testing.assert_allclose(rot.tilt(np.stack([q, rot.IDENTITY_WXYZ])), [0.3, 0.0], atol=1e-12)
 
 
 def test_slerp_takes_the_shorter_arc() -> None:

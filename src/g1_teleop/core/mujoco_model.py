@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
+from g1_teleop.core.model_files import mjspec_from_file
 from g1_teleop.core.robot_description import DEFAULT_KEYFRAME, FREE_JOINT_NAME, Robot, SelfCollision, frozen_indices
 
 IMU_SITE = "imu"
@@ -28,11 +29,16 @@ def build_mujoco_model(robot: Robot, timestep: float = 0.005, floor: bool = True
     frames as bodies (added where the URDF lacks them), site ``imu`` with sensors imu_quat / imu_gyro /
     imu_acc, cameras on the eye frames, keyframe ``default`` (standing at default_q), collision geoms in
     group 3 touching the floor and, for the configured group pairs, each other. From a MJCF: the file as
-    it is. With ``floor``, a floor plane and a light are added where the model has no plane.
+    it is, except that body joints the file gives no dynamics at all (armature, damping and friction loss all
+    0, as in Unitree's ``g1_body29_hand14.xml``) get the configured ones: the motors' reflected inertia is
+    physical, and without it the wrists' PD diverges at a 5 ms step. With ``floor``, a floor plane and a light
+    are added where the model has no plane.
     """
-    spec = mujoco.MjSpec.from_file(str(robot.model_path))
+    spec = mjspec_from_file(robot.model_path)
     spec.option.timestep = timestep
-    if not robot.model_is_mjcf:
+    if robot.model_is_mjcf:
+        _complete_joint_dynamics(spec, robot)
+    else:
         _complete_urdf_spec(spec, robot)
     if floor and not any(g.type == mujoco.mjtGeom.mjGEOM_PLANE for g in spec.worldbody.geoms):
         _add_floor(spec)
@@ -46,6 +52,19 @@ def build_mujoco_model(robot: Robot, timestep: float = 0.005, floor: bool = True
     return spec.compile()
 
 
+def _complete_joint_dynamics(spec: mujoco.MjSpec, robot: Robot) -> None:
+    for i, name in enumerate(robot.joint_names):
+        joint = spec.joint(name)
+        if joint.armature == 0.0 and joint.damping[0] == 0.0 and joint.frictionloss == 0.0:
+            _set_joint_dynamics(joint, robot, i)
+
+
+def _set_joint_dynamics(joint: mujoco.MjsJoint, robot: Robot, i: int) -> None:
+    joint.armature = robot.armature[i]
+    joint.damping[0] = robot.damping[i]  # linear term of the damping polynomial
+    joint.frictionloss = robot.frictionloss[i]
+
+
 def _complete_urdf_spec(spec: mujoco.MjSpec, robot: Robot) -> None:
     spec.compiler.fusestatic = False  # fixed links are frames we need
     base = spec.body(robot.base_link)
@@ -53,10 +72,7 @@ def _complete_urdf_spec(spec: mujoco.MjSpec, robot: Robot) -> None:
     base.add_freejoint(name=FREE_JOINT_NAME)
 
     for i, name in enumerate(robot.joint_names):
-        joint = spec.joint(name)
-        joint.armature = robot.armature[i]
-        joint.damping[0] = robot.damping[i]  # linear term of the damping polynomial
-        joint.frictionloss = robot.frictionloss[i]
+        _set_joint_dynamics(spec.joint(name), robot, i)
         motor = spec.add_actuator(name=name.removesuffix("_joint"), target=name,
                                   trntype=mujoco.mjtTrn.mjTRN_JOINT)
         motor.set_to_motor()

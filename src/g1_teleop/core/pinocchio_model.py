@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
+from g1_teleop.core.model_files import flattened_mjcf
 from g1_teleop.core.robot_description import FREE_JOINT_NAME, Robot, frozen_indices
 
 
@@ -23,6 +24,7 @@ def build_pinocchio_model(robot: Robot, floating_base: bool = False) -> pin.Mode
         model = (pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer(), FREE_JOINT_NAME) if floating_base
                  else pin.buildModelFromUrdf(path))
     else:
+        path = str(flattened_mjcf(robot.model_path))  # includes expanded, one worldbody (model_files)
         model = pin.buildModelFromMJCF(path)
         has_free_joint = model.njoints > 1 and model.joints[1].shortname() == "JointModelFreeFlyer"
         if has_free_joint and not floating_base:

@@ -22,6 +22,7 @@ import pinocchio as pin
 import yaml
 
 from g1_teleop.core.config_location import ConfigLocation, check_keys, number, string, vector
+from g1_teleop.core.model_files import ModelFileError, mjspec_from_file
 from g1_teleop.core.paths import config_path, urdf_path
 
 NUM_JOINTS = 29
@@ -364,13 +365,15 @@ def _read_model(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, set[str]]:
     """Position limits, torque limits (DDS order) and body/link names of a MJCF or URDF file."""
     try:
-        spec = mujoco.MjSpec.from_file(str(path))
-    except ValueError as exc:
-        raise RobotConfigError(f"{path}: cannot parse: {exc}") from exc
+        spec = mjspec_from_file(path)
+    except ModelFileError as exc:
+        raise RobotConfigError(str(exc)) from exc
     joints = {j.name: j for j in spec.joints}
     missing = [n for n in joint_names if n not in joints]
     if missing:
-        raise RobotConfigError(f"{path}: joints missing from the model: {', '.join(missing)}")
+        raise RobotConfigError(f"{path}: {len(missing)} of the {len(joint_names)} G1 joints are missing from the model "
+                               f"({', '.join(missing[:4])}{' …' if len(missing) > 4 else ''}): is it a 29-DoF G1 "
+                               f"model (MJCF or URDF) with Unitree's joint names?")
     unit = math.pi / 180.0 if spec.compiler.degree else 1.0
     lower, upper, effort, problems = [], [], [], []
     for name in joint_names:

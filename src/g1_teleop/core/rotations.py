@@ -76,10 +76,13 @@ def gravity_in_body(world_q_body: Sequence[float] | np.ndarray) -> np.ndarray:
     return rotation(world_q_body).inv().apply([0.0, 0.0, -1.0])
 
 
-def tilt(world_q_body: Sequence[float] | np.ndarray) -> float:
-    """Angle (rad) between the body's z axis and the world's vertical."""
-    body_z_in_world = rotation(world_q_body).apply([0.0, 0.0, 1.0])
-    return float(np.arccos(np.clip(body_z_in_world[2], -1.0, 1.0)))
+def tilt(world_q_body: Sequence[float] | np.ndarray) -> float | np.ndarray:
+    """Angle (rad) between the body's z axis and the world's vertical: a float for one (w, x, y, z) quaternion,
+    an (N,) array for (N, 4) quaternions."""
+    q = np.asarray(world_q_body, dtype=float)
+    world_z_of_body_z = rotation(q).apply([0.0, 0.0, 1.0])[..., 2]
+    angle = np.arccos(np.clip(world_z_of_body_z, -1.0, 1.0))
+    return float(angle) if q.ndim == 1 else angle
 
 
 def transform(position: Sequence[float] | np.ndarray, q_wxyz: Sequence[float] | np.ndarray) -> np.ndarray:

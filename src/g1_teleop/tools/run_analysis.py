@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from g1_teleop.core.robot_description import ARM_INDICES
+from g1_teleop.core.rotations import tilt
 from g1_teleop.tools.run_recording import Recording
 
 Fk = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]  # q (29,) → pelvis_T_left_ee, pelvis_T_right_ee
@@ -71,9 +72,7 @@ FALL_TILT_RAD = 1.0  # ≈ 57°: beyond any commanded lean (squat pitch ≤ 0.5 
 
 def pelvis_tilt(world_q_pelvis: np.ndarray) -> np.ndarray:
     """Angle (rad) between the pelvis z axis and the world z axis, for (N, 4) quaternions (w, x, y, z)."""
-    q = np.atleast_2d(world_q_pelvis)
-    z_axis_z = 1.0 - 2.0 * (q[:, 1] ** 2 + q[:, 2] ** 2)  # R[2, 2] of a unit quaternion
-    return np.arccos(np.clip(z_axis_z, -1.0, 1.0))
+    return np.asarray(tilt(np.atleast_2d(world_q_pelvis)))
 
 
 def fell(rec: Recording) -> bool:

@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from g1_teleop.core.mujoco_model import build_mujoco_model
 from g1_teleop.core.paths import scenario_path
 from g1_teleop.core.pinocchio_model import build_pinocchio_model
-from g1_teleop.core.robot_description import load_robot
+from g1_teleop.core.robot_description import Robot, load_robot
 from g1_teleop.launching.graph_description import load_graph
 from g1_teleop.launching.process_runner import GraphProcesses
 from g1_teleop.operator.input_sources import OperatorRecording
@@ -26,6 +27,7 @@ from g1_teleop.operator.scenario import Scenario
 from g1_teleop.retarget.arm_ik import DualArmIK
 from g1_teleop.sim.simulator import parse_pushes
 from g1_teleop.tools.run_analysis import plot, summarize
+from g1_teleop.tools.run_recording import Recording
 
 
 @dataclass(frozen=True)
@@ -59,10 +61,17 @@ def run_sim_job(cfg: SimJobConfig, log: Callable[[str], None] = print) -> tuple[
 
     run_dir = cfg.out_dir or Path("runs") / datetime.now().strftime("sim-%Y%m%d-%H%M%S")
     run_dir.mkdir(parents=True, exist_ok=True)
-    robot = load_robot(model=cfg.model or None)
-    # a bad scenario or bag fails here, before any process starts
-    player = OperatorRecording.load(cfg.replay) if cfg.replay else Scenario.load(scenario_path(cfg.scenario))
-    cfg = dataclasses.replace(cfg, duration_s=cfg.duration_s or player.duration)
+    try:  # a bad model, scenario or bag fails here, before any process starts
+        robot, duration_s = _preflight(cfg)
+    except (ValueError, OSError) as exc:  # RobotConfigError, ModelFileError, ScenarioError, BagError, …
+        failure = f"cannot start: {exc}"
+        log(failure)
+        summary = {**summarize(Recording(), _no_kinematics), "failure": failure, "model": cfg.model,
+                   "wall_time_s": 0.0, "realtime_factor": None, "controller": cfg.controller, "gantry": cfg.gantry,
+                   "pushes": [], "nodes_alive": 0, "nodes_total": 0, "scenario": cfg.replay or cfg.scenario}
+        (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+        return run_dir, summary
+    cfg = dataclasses.replace(cfg, duration_s=cfg.duration_s or duration_s)
     nodes = load_graph("sim").resolve({
         "source": "bag" if cfg.replay else "scenario", "bag": str(Path(cfg.replay).resolve()) if cfg.replay else "",
         "scenario": cfg.scenario, "model": cfg.model, "lockstep": str(cfg.lockstep).lower(),
@@ -133,6 +142,20 @@ def run_sim_job(cfg: SimJobConfig, log: Callable[[str], None] = print) -> tuple[
     if len(recording.state_t):
         plot(recording, ik.end_effector_poses, robot.joint_names, run_dir)
     return run_dir, summary
+
+
+def _preflight(cfg: SimJobConfig) -> tuple[Robot, float]:
+    """The robot (its model loaded in MuJoCo and Pinocchio, as the nodes will) and the operator input's duration (s).
+    Raises ValueError or OSError naming the file and the problem."""
+    robot = load_robot(model=cfg.model or None)
+    build_mujoco_model(robot)
+    build_pinocchio_model(robot, floating_base=False)
+    player = OperatorRecording.load(cfg.replay) if cfg.replay else Scenario.load(scenario_path(cfg.scenario))
+    return robot, player.duration
+
+
+def _no_kinematics(q):
+    raise AssertionError("no samples to evaluate")  # summarize() evaluates kinematics per recorded sample only
 
 
 class _Watch:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from g1_teleop.core.model_files import mjspec_from_file
 from g1_teleop.core.rotations import wxyz_from_matrix
 from g1_teleop.tools.bench.figures import percentiles
 
@@ -148,7 +149,6 @@ def _mink_comparison(robot, ik, pin_model, cases: list[IkCase], times: list[floa
     LM damping w_m on each step in place of the ‖q − q_measured‖ term. No collision avoidance (mink's
     collision limit needs hpp-fcl geometry pairs), so mink solves a less constrained problem."""
     import mink
-    import mujoco
     import pinocchio as pin
 
     from g1_teleop.core.robot_description import WAIST_INDICES
@@ -157,7 +157,7 @@ def _mink_comparison(robot, ik, pin_model, cases: list[IkCase], times: list[floa
     if np.any(robot.default_q[list(WAIST_INDICES)] != 0.0):
         raise RuntimeError("mink comparison: the arm-only model welds the waist at 0, but the cases lock it "
                            "at the default pose, which is not 0")
-    spec = mujoco.MjSpec.from_file(str(robot.model_path))  # fixed base: world = pelvis
+    spec = mjspec_from_file(robot.model_path)  # fixed base: world = pelvis
     arm = set(ik.arm_joint_names)
     for joint in list(spec.joints):
         if joint.name not in arm:
