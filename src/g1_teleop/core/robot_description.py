@@ -37,7 +37,7 @@ FREE_JOINT_NAME = "floating_base_joint"  # as in the official MJCF
 FRAME_ROLES = ("imu", "left_eye", "right_eye", "left_ee", "right_ee")
 DEFAULT_KEYFRAME = "default"
 
-_TOP_KEYS = ("model", "base_link", "spawn_height", "joints", "joint_groups", "gain_profiles",
+_TOP_KEYS = ("model", "base_link", "spawn_height", "joints", "joint_groups", "gain_profiles", "gain_limits",
              "mujoco_joint_dynamics", "frames", "self_collision")
 _JOINT_KEYS = ("name", "velocity_limit", "default_q")
 _DYNAMICS_KEYS = ("armature", "damping", "frictionloss")
@@ -88,6 +88,7 @@ class Robot:
     frictionloss: np.ndarray  # N·m, MuJoCo
     joint_groups: Mapping[str, np.ndarray]  # name -> indices in DDS order (read-only)
     gain_profiles: Mapping[str, tuple[np.ndarray, np.ndarray]]  # name -> (kp, kd)
+    gain_limits: tuple[np.ndarray, np.ndarray]  # largest (kp, kd) a controller may ask for
     frames: Mapping[str, FixedFrame]  # by role, see FRAME_ROLES
     self_collision: SelfCollision
     base_link: str
@@ -143,6 +144,11 @@ def load_robot(config: Path | None = None, model: Path | None = None) -> Robot:
 
     joint_names, velocity_limit, default_q = _parse_joints(raw["joints"], where.key("joints"))
     gain_profiles = _parse_gain_profiles(raw["gain_profiles"], joint_names, where.key("gain_profiles"))
+    gain_limits = _parse_gain_profiles({"gain_limits": raw["gain_limits"]}, joint_names, where)["gain_limits"]
+    over = [f"{profile} ({name})" for profile, gains in gain_profiles.items()
+            for name, values, limit in zip(("kp", "kd"), gains, gain_limits, strict=True) if np.any(values > limit)]
+    if over:
+        raise where.key("gain_profiles").error(f"gains above gain_limits: {', '.join(over)}")
     dynamics = _parse_dynamics(raw["mujoco_joint_dynamics"], joint_names, where.key("mujoco_joint_dynamics"))
     frames = _parse_frames(raw["frames"], where.key("frames"))
     self_collision = _parse_self_collision(raw["self_collision"], where.key("self_collision"))
@@ -193,6 +199,7 @@ def load_robot(config: Path | None = None, model: Path | None = None) -> Robot:
         frictionloss=dynamics["frictionloss"],
         joint_groups=MappingProxyType(joint_groups),
         gain_profiles=MappingProxyType(gain_profiles),
+        gain_limits=gain_limits,
         frames=MappingProxyType(frames),
         self_collision=self_collision,
         base_link=base_link,

@@ -11,7 +11,7 @@ from geometry_msgs.msg import PoseStamped
 from nav_msgs.msg import Odometry
 from sensor_msgs.msg import Imu, JointState
 
-from g1_teleop.core.joint_vector import JointIndex
+from g1_teleop.core.joint_vector import JointIndex, MalformedJointMessage
 from g1_teleop.core.limits import JointCommand
 from g1_teleop.core.rotations import position_wxyz, transform
 
@@ -105,3 +105,22 @@ def odom_msg(stamp: Time, world_p_body: Sequence[float], world_q_body: Sequence[
     v.x, v.y, v.z = (float(c) for c in body_v_body)
     w.x, w.y, w.z = (float(c) for c in body_w_body)
     return msg
+
+
+def gains_msg(names: Sequence[str], stamp: Time, kp: np.ndarray, kd: np.ndarray) -> JointState:
+    """The ``teleop/gains`` message: the PD gains the controller in charge wants for each named joint,
+    position = kp (N·m/rad), velocity = kd (N·m·s/rad)."""
+    return joint_state_msg(names, stamp, kp, kd)
+
+
+def gains_from_msg(msg: JointState, index: JointIndex, kp_max: np.ndarray,
+                   kd_max: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(kp, kd) in ``index`` order from a ``teleop/gains`` message. Raises MalformedJointMessage (kind "gains"
+    for values out of range) unless every joint is there with finite 0 ≤ kp ≤ kp_max, 0 ≤ kd ≤ kd_max."""
+    vec = index.parse(msg.name, msg.position, msg.velocity, need_velocity=True)
+    kp, kd = vec.position, vec.velocity
+    assert kd is not None  # need_velocity
+    bad = [index.names[i] for i in np.flatnonzero((kp < 0) | (kp > kp_max) | (kd < 0) | (kd > kd_max))]
+    if bad:
+        raise MalformedJointMessage("gains", f"gains out of range [0, gain_limits] for {bad[:5]}")
+    return kp, kd
