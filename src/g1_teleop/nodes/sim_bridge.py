@@ -72,6 +72,8 @@ class SimBridgeConfig:
 
 
 class SimBridge(Node):
+    """The simulator behind the topic contract: commands in, state and /clock out (see the module docstring)."""
+
     def __init__(self) -> None:
         super().__init__("sim_bridge")
         cfg = self.cfg = declare_config(self, SimBridgeConfig)

@@ -76,6 +76,8 @@ def pose_msg(pose: np.ndarray, stamp: Time, frame_id: str) -> PoseStamped:
 
 
 class XrInput(Node):
+    """Publishes a player's operator samples (input_sources) on xr/* and joy (see the module docstring)."""
+
     def __init__(self) -> None:
         super().__init__("xr_input")
         cfg = self.cfg = declare_config(self, XrInputConfig)
