@@ -19,6 +19,7 @@ setup(
         (f"share/{PACKAGE}/config", glob("config/*.yaml")),
         (f"share/{PACKAGE}/config/scenarios", glob("config/scenarios/*.yaml")),
         (f"share/{PACKAGE}/config/graphs", glob("config/graphs/*.yaml")),
+        (f"share/{PACKAGE}/config/policies", glob("config/policies/*.yaml")),
         (f"share/{PACKAGE}/urdf", glob("urdf/*")),
     ],
     install_requires=["setuptools"],
