@@ -1,3 +1,5 @@
+import re
+
 import numpy as np
 import pytest
 
@@ -78,12 +80,13 @@ def only_transition(out):
     return out.transitions[0]
 
 
-@pytest.mark.parametrize(("field", "value"), [("ramp_duration_s", 0.0), ("command_timeout_s", -0.05),
-                                              ("state_timeout_s", float("nan")), ("max_tilt_rad", 3.5),
-                                              ("pd_torque_scale", True), ("hold_gain_profile", ""),
-                                              ("activate_blend_s", -0.1)])
-def test_config_is_validated_at_load(field, value):
-    with pytest.raises(ValueError, match=f"bridge safety: {field} = "):
+@pytest.mark.parametrize(("field", "value", "problem"), [
+    ("ramp_duration_s", 0.0, "must be > 0, got 0.0"), ("command_timeout_s", -0.05, "must be > 0"),
+    ("state_timeout_s", float("nan"), "must be finite"), ("max_tilt_rad", 3.5, "must be > 0; <= 3.14159"),
+    ("pd_torque_scale", True, "must be a number, got True"), ("hold_gain_profile", "", "must name a gain profile"),
+    ("activate_blend_s", -0.1, "must be >= 0"), ("velocity_fault_scale", float("inf"), "must be finite")])
+def test_config_is_validated_at_load(field, value, problem):
+    with pytest.raises(ValueError, match=re.escape(f"bridge safety: {field} {problem}")):
         BridgeSafetyConfig(**{field: value})
 
 

@@ -25,7 +25,9 @@ Units: s, rad, rad/s, N·m. Vectors in DDS motor order (29 joints).
 
 from __future__ import annotations
 
+import dataclasses
 import enum
+import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -33,6 +35,7 @@ import numpy as np
 
 from g1_teleop.core.limits import CommandLimiter, JointCommand, JointLimits, limit_stiffness_torque
 from g1_teleop.core.robot_description import Robot
+from g1_teleop.core.settings import check_settings, setting
 
 
 class SafetyState(str, enum.Enum):
@@ -60,37 +63,36 @@ class OperatorEvent:
 
 @dataclass(frozen=True)
 class BridgeSafetyConfig:
-    """Thresholds of the state machine (s, rad, dimensionless scales) and the gain profiles it uses."""
+    """Thresholds of the state machine and the gain profiles it uses, each declared with its units and legal values."""
 
-    ramp_duration_s: float = 2.0
-    activate_blend_s: float = 1.0  # HOLD → ACTIVE: from the hold command to the policy's over this time; 0: at once
-    # ACTIVE: damp when the last valid joint_command is older. 45 ms, so that with one 2 ms write tick and
-    # DDS delivery at both ends the first damping LowCmd reaches the robot within 50 ms of the last command.
-    command_timeout_s: float = 0.045
-    state_timeout_s: float = 0.1  # damp and stop writing when the last LowState is older
-    max_tilt_rad: float = 0.8  # pelvis z axis away from the world's vertical: a fall
-    velocity_fault_scale: float = 1.0  # damp when |dq| > scale · velocity limit
-    slew_velocity_scale: float = 1.0  # targets move at most scale · velocity limit · tick
-    pd_torque_scale: float = 1.0  # |kp·(q* − q)| ≤ scale · effort limit
-    hold_gain_profile: str = "default"  # RAMP and HOLD
-    damping_gain_profile: str = "damping"  # DAMP (its kp must be 0)
+    ramp_duration_s: float = setting(2.0, "RAMP: time from the measured pose to the default pose (s)", positive=True)
+    activate_blend_s: float = setting(1.0, "HOLD → ACTIVE: time from the hold command to the policy's (s); 0: at once",
+                                      minimum=0.0)
+    # 45 ms, so that with one 2 ms write tick and DDS delivery at both ends the first damping LowCmd reaches the
+    # robot within 50 ms of the last command.
+    command_timeout_s: float = setting(0.045, "ACTIVE: damp when the last valid joint_command is older (s)",
+                                       positive=True)
+    state_timeout_s: float = setting(0.1, "damp, and write nothing, when the last LowState is older (s)", positive=True)
+    max_tilt_rad: float = setting(0.8, "damp when the pelvis z axis is further from the world's vertical: a fall (rad)",
+                                  positive=True, maximum=math.pi)
+    velocity_fault_scale: float = setting(1.0, "damp when a joint's |dq| > scale · its velocity limit", positive=True)
+    slew_velocity_scale: float = setting(1.0, "a target moves at most scale · its velocity limit · tick",
+                                         positive=True)
+    pd_torque_scale: float = setting(1.0, "|kp·(q* − q)| <= scale · effort limit", positive=True)
+    hold_gain_profile: str = setting("default", "gain profile (config/g1_29dof.yaml) of RAMP and HOLD")
+    damping_gain_profile: str = setting("damping", "gain profile (config/g1_29dof.yaml) of DAMP; its kp must be 0")
 
     def __post_init__(self) -> None:
-        positive = ("ramp_duration_s", "command_timeout_s", "state_timeout_s", "velocity_fault_scale",
-                    "slew_velocity_scale", "pd_torque_scale")
-        for name in positive:
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < float("inf"):
-                raise ValueError(f"bridge safety: {name} = {value!r}: must be a positive finite number")
-        if isinstance(self.activate_blend_s, bool) or not isinstance(self.activate_blend_s, int | float) \
-                or not 0 <= self.activate_blend_s < float("inf"):
-            raise ValueError(f"bridge safety: activate_blend_s = {self.activate_blend_s!r}: must be finite and >= 0")
-        if isinstance(self.max_tilt_rad, bool) or not isinstance(self.max_tilt_rad, int | float) \
-                or not 0 < self.max_tilt_rad < np.pi:
-            raise ValueError(f"bridge safety: max_tilt_rad = {self.max_tilt_rad!r}: must be in (0, π) rad")
-        for name in ("hold_gain_profile", "damping_gain_profile"):
-            if not isinstance(getattr(self, name), str) or not getattr(self, name):
-                raise ValueError(f"bridge safety: {name} = {getattr(self, name)!r}: must name a gain profile")
+        try:
+            for field in dataclasses.fields(self):  # (check_settings does not check types)
+                value = getattr(self, field.name)
+                if isinstance(field.default, str) and not (isinstance(value, str) and value):
+                    raise ValueError(f"{field.name} must name a gain profile, got {value!r}")
+                if isinstance(field.default, float) and (isinstance(value, bool) or not isinstance(value, int | float)):
+                    raise ValueError(f"{field.name} must be a number, got {value!r}")
+            check_settings(self)
+        except ValueError as exc:
+            raise ValueError(f"bridge safety: {exc}") from None
 
 
 @dataclass(frozen=True, eq=False)
