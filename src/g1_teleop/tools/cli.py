@@ -1,4 +1,4 @@
-"""g1-teleop: the command-line entry point (sim, launch, bench)."""
+"""g1-teleop: the command-line entry point (sim, launch, record, call, topic, teleop-keys, bench)."""
 
 from __future__ import annotations
 
@@ -105,6 +105,24 @@ def _cmd_virtual_robot(args: argparse.Namespace) -> int:
     return run_from_args(args)
 
 
+def _cmd_call(args: argparse.Namespace) -> int:
+    from g1_teleop.tools.service_call import run_from_args
+
+    return run_from_args(args)
+
+
+def _cmd_topic(args: argparse.Namespace) -> int:
+    from g1_teleop.tools.topic_tools import run_from_args
+
+    return run_from_args(args)
+
+
+def _cmd_teleop_keys(args: argparse.Namespace) -> int:
+    from g1_teleop.tools.keyboard_teleop import run_from_args
+
+    return run_from_args(args)
+
+
 def _cmd_bench(args: argparse.Namespace) -> int:
     from g1_teleop.tools.bench import benchmark
     from g1_teleop.tools.bench.figures import BenchError
@@ -186,6 +204,26 @@ def build_parser() -> argparse.ArgumentParser:
                                          "every physics step, read rt/wirelesscontroller; Ctrl-C or SIGTERM stops it.")
     add_virtual_robot_arguments(virtual)
     virtual.set_defaults(func=_cmd_virtual_robot)
+
+    from g1_teleop.tools import keyboard_teleop, service_call, topic_tools
+
+    call = sub.add_parser("call", help="call an operator service (std_srvs/Trigger) of the running graph",
+                          description="`ros2 service call … std_srvs/srv/Trigger` for pip environments: prints the "
+                                      "answer; exit 0 accepted, 1 refused (the reason printed), 2 no server answered.")
+    service_call.add_arguments(call)
+    call.set_defaults(func=_cmd_call)
+
+    topic = sub.add_parser("topic", help="list the graph's topics, print one's messages or measure its rate",
+                           description="`ros2 topic list/echo/hz` for pip environments: types come from the graph, "
+                                       "subscriptions match their publishers' QoS.")
+    topic_tools.add_arguments(topic)
+    topic.set_defaults(func=_cmd_topic)
+
+    keys = sub.add_parser("teleop-keys", help="drive cmd_vel and the modes from the keyboard",
+                          description="teleop_twist_keyboard for the policy's LOCOMOTION: cmd_vel at 20 Hz from "
+                                      "keys shown on screen, mode and e-stop requests, zero velocity on exit.")
+    keyboard_teleop.add_arguments(keys)
+    keys.set_defaults(func=_cmd_teleop_keys)
 
     bench = sub.add_parser("bench", help="run a benchmark and print its figures as JSON")
     bench.add_argument("name", choices=sorted(BENCHMARKS))

@@ -1,0 +1,106 @@
+"""`g1-teleop call ACTION`: the graph's std_srvs/Trigger services, for pip environments without `ros2 service call`.
+
+Prints the answer and exits 0 when the server accepted, 1 when it refused (the reason is the answer's
+message), 2 when no server answered within the timeout. :class:`TriggerClients` also serves the keyboard
+teleop, which calls the same services without blocking.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from std_srvs.srv import Trigger
+
+from g1_teleop.tools.cli_node import CliNode, GraphUnreachable, cli_node
+
+
+@dataclass(frozen=True)
+class TriggerService:
+    """One operator service: its name relative to the graph's namespace, and the node that serves it."""
+
+    name: str
+    server: str
+
+
+# The operator actions of the graph (README, "The graph" and "Bringing up a robot safely").
+TRIGGER_SERVICES: dict[str, TriggerService] = {
+    "start": TriggerService("hw_bridge/start", "hw_bridge (the real graph: g1-teleop launch real …)"),
+    "activate": TriggerService("hw_bridge/activate", "hw_bridge (the real graph: g1-teleop launch real …)"),
+    "estop": TriggerService("hw_bridge/estop", "hw_bridge (the real graph: g1-teleop launch real …)"),
+    "squat": TriggerService("teleop/squat", "the policy node (g1-teleop launch sim, or real)"),
+    "locomotion": TriggerService("teleop/locomotion", "the policy node (g1-teleop launch sim, or real)"),
+    "play": TriggerService("xr_input/play", "xr_input (g1-teleop launch sim, or real)"),
+}
+
+
+@dataclass(frozen=True)
+class TriggerAnswer:
+    """A server's answer: accepted or refused, with its message (the reason when refused)."""
+
+    service: str  # fully qualified name
+    success: bool
+    message: str
+
+    def line(self) -> str:
+        return f"{self.service}: {'accepted' if self.success else 'refused'}: {self.message}"
+
+
+class TriggerClients:
+    """Clients of the operator services in one node's namespace."""
+
+    def __init__(self, session: CliNode) -> None:
+        self.session = session
+        self.clients = {action: session.node.create_client(Trigger, service.name)
+                        for action, service in TRIGGER_SERVICES.items()}
+
+    def call(self, action: str, timeout_s: float) -> TriggerAnswer:
+        """Call and wait for the answer; raises GraphUnreachable when none comes within ``timeout_s``."""
+        client, service = self.clients[action], TRIGGER_SERVICES[action]
+        name, where = self.session.resolve(service.name), self.session.where()
+        if not client.wait_for_service(timeout_sec=timeout_s):
+            raise GraphUnreachable(
+                f"no server answers {name} within {timeout_s:g} s ({where}): is {service.server} running, in "
+                f"that namespace (--namespace) and with the same ROS_DOMAIN_ID?")
+        future = client.call_async(Trigger.Request())
+        if not self.session.spin_until(future.done, timeout_s):
+            raise GraphUnreachable(f"the server of {name} took the call but gave no answer within {timeout_s:g} s "
+                                   f"({where}): is {service.server} stalled? Its log says why")
+        return self._answer(action, future.result())
+
+    def call_async(self, action: str, on_answer: Callable[[str], None]) -> None:
+        """Call without waiting: ``on_answer`` gets the answer's line from the executor, or at once a line
+        saying that no server is there."""
+        client = self.clients[action]
+        if not client.service_is_ready():
+            service = TRIGGER_SERVICES[action]
+            on_answer(f"{self.session.resolve(service.name)}: no server: is {service.server} running?")
+            return
+        future = client.call_async(Trigger.Request())
+        future.add_done_callback(lambda done: on_answer(self._answer(action, done.result()).line()))
+
+    def _answer(self, action: str, response: Trigger.Response) -> TriggerAnswer:
+        return TriggerAnswer(self.session.resolve(TRIGGER_SERVICES[action].name), response.success, response.message)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("action", choices=list(TRIGGER_SERVICES),
+                        help="; ".join(f"{action}: {service.name}" for action, service in TRIGGER_SERVICES.items()))
+    parser.add_argument("--namespace", default="", help="the graph's ROS namespace, e.g. /g1")
+    parser.add_argument("--timeout", type=float, default=5.0, help="seconds to wait for the server and its answer")
+
+
+def run_from_args(args: argparse.Namespace) -> int:
+    """0: accepted; 1: refused (the reason printed); 2: no answer within the timeout."""
+    try:
+        with cli_node("call", args.namespace) as session:
+            answer = TriggerClients(session).call(args.action, args.timeout)
+    except GraphUnreachable as exc:
+        print(f"g1-teleop call {args.action}: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    print(answer.line())
+    return 0 if answer.success else 1
