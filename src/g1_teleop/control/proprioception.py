@@ -3,6 +3,7 @@ orientation and angular velocity. ROS-free."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
@@ -14,6 +15,17 @@ class Proprioception(Protocol):
     q, dq: (29,) rad, rad/s in DDS order; world_q_pelvis: (4,) pelvis orientation (w, x, y, z);
     pelvis_w_pelvis: (3,) pelvis angular velocity in the pelvis frame, rad/s.
     """
+
+    q: np.ndarray
+    dq: np.ndarray
+    world_q_pelvis: np.ndarray
+    pelvis_w_pelvis: np.ndarray
+
+
+@dataclass(frozen=True)
+class ProprioceptionSample:
+    """A measured :class:`Proprioception`: q, dq (29,) rad, rad/s in DDS order; world_q_pelvis (4,) pelvis
+    orientation (w, x, y, z); pelvis_w_pelvis (3,) pelvis angular velocity in the pelvis frame, rad/s."""
 
     q: np.ndarray
     dq: np.ndarray
