@@ -1,0 +1,96 @@
+"""The operator's joystick and cmd_vel → the lower-body controller's commands and mode requests, ROS-free.
+
+Joystick (Xbox layout by default): in SQUAT one axis raises/lowers and one leans forward/back (stick values
+in [-1, 1], rates at full stick are the controller's); in LOCOMOTION three axes give vx, vy, wz as a
+fraction of the controller's ``max_velocity``. A fresh cmd_vel overrides the sticks' velocity. Pressing a
+button requests LOCOMOTION, another SQUAT. Joystick input older than ``joy_timeout_s`` counts as sticks
+released; a cmd_vel older than ``cmd_vel_timeout_s`` is ignored. Times are monotonic wall seconds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from g1_teleop.control.lower_body import LowerBodyController
+from g1_teleop.core.modes import Mode
+
+REQUESTED_BY_BUTTON = (Mode.LOCOMOTION, Mode.SQUAT)  # the order of JoystickMapping.buttons
+
+
+@dataclass(frozen=True)
+class JoystickSample:
+    """One joystick sample (sensor_msgs/Joy): axes in [-1, 1], buttons 0 or 1, received at ``received_s``."""
+
+    axes: tuple[float, ...]
+    buttons: tuple[int, ...]
+    received_s: float
+
+
+@dataclass(frozen=True)
+class VelocityCommand:
+    """One velocity command (geometry_msgs/Twist): vx, vy (m/s) and wz (rad/s) in the robot's frame, received
+    at ``received_s``."""
+
+    velocity: tuple[float, float, float]
+    received_s: float
+
+
+@dataclass(frozen=True)
+class JoystickMapping:
+    """Axis indices (height, pitch, vx, vy, wz), button indices (request LOCOMOTION, request SQUAT), and the
+    ages (s) past which joystick and cmd_vel samples no longer count."""
+
+    axes: tuple[int, ...]
+    buttons: tuple[int, ...]
+    joy_timeout_s: float
+    cmd_vel_timeout_s: float
+
+    def __post_init__(self) -> None:
+        if len(self.axes) != 5 or len(self.buttons) != len(REQUESTED_BY_BUTTON):
+            raise ValueError(f"the joystick mapping needs 5 axes (height, pitch, vx, vy, wz) and 2 buttons "
+                             f"(LOCOMOTION, SQUAT), got {self.axes} and {self.buttons}")
+        if min(*self.axes, *self.buttons) < 0 or not (self.joy_timeout_s > 0 and self.cmd_vel_timeout_s > 0):
+            raise ValueError("joystick indices must be >= 0 and the timeouts > 0")
+
+
+def _pressed(buttons: Sequence[int], index: int) -> bool:
+    return index < len(buttons) and bool(buttons[index])
+
+
+class OperatorCommands:
+    """The newest joystick and cmd_vel samples, turned into a controller's commands each tick."""
+
+    def __init__(self, mapping: JoystickMapping) -> None:
+        self.mapping = mapping
+        self.joy: JoystickSample | None = None
+        self.cmd_vel: VelocityCommand | None = None
+
+    def put_joy(self, sample: JoystickSample) -> list[Mode]:
+        """Keep ``sample``; the modes whose button it presses (released in the previous sample), in the
+        order of :data:`REQUESTED_BY_BUTTON`."""
+        previous = self.joy.buttons if self.joy is not None else ()
+        self.joy = sample
+        return [mode for button, mode in zip(self.mapping.buttons, REQUESTED_BY_BUTTON, strict=True)
+                if _pressed(sample.buttons, button) and not _pressed(previous, button)]
+
+    def put_cmd_vel(self, command: VelocityCommand) -> None:
+        self.cmd_vel = command
+
+    def apply(self, lower_body: LowerBodyController, now_s: float) -> None:
+        """Give ``lower_body`` this tick's squat and velocity commands (non-finite values count as 0)."""
+        m, joy = self.mapping, self.joy
+        axes = joy.axes if joy is not None and now_s - joy.received_s <= m.joy_timeout_s else ()
+
+        def axis(i: int) -> float:
+            value = axes[i] if i < len(axes) else 0.0
+            return float(value) if np.isfinite(value) else 0.0
+
+        height, pitch, vx, vy, wz = m.axes
+        lower_body.command_squat(axis(height), axis(pitch))
+        velocity = np.array([axis(vx), axis(vy), axis(wz)]) * lower_body.max_velocity
+        if self.cmd_vel is not None and now_s - self.cmd_vel.received_s <= m.cmd_vel_timeout_s:
+            velocity = np.array(self.cmd_vel.velocity)
+        lower_body.command_velocity(*np.nan_to_num(velocity))

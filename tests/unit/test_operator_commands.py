@@ -1,0 +1,65 @@
+"""The operator's joystick and cmd_vel → a lower-body controller's commands and mode requests."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from g1_teleop.control.operator_commands import JoystickMapping, JoystickSample, OperatorCommands, VelocityCommand
+from g1_teleop.core.modes import Mode
+
+MAPPING = JoystickMapping(axes=(1, 4, 1, 0, 3), buttons=(0, 1), joy_timeout_s=0.5, cmd_vel_timeout_s=0.5)
+
+
+class Recorder:
+    """A lower-body controller that records its commands."""
+
+    max_velocity = np.array([0.3, 0.2, 0.5])
+
+    def __init__(self) -> None:
+        self.squat: tuple[float, float] | None = None
+        self.velocity: tuple[float, float, float] | None = None
+
+    def command_squat(self, height_rate: float, pitch_rate: float) -> None:
+        self.squat = (height_rate, pitch_rate)
+
+    def command_velocity(self, vx: float, vy: float, wz: float) -> None:
+        self.velocity = (vx, vy, wz)
+
+
+def test_sticks_give_squat_rates_and_a_fraction_of_the_full_velocity():
+    commands, controller = OperatorCommands(MAPPING), Recorder()
+    commands.put_joy(JoystickSample(axes=(0.5, -1.0, 0.0, 1.0, float("nan")), buttons=(), received_s=10.0))
+    commands.apply(controller, now_s=10.2)
+    assert controller.squat == (-1.0, 0.0)  # height axis 1, pitch axis 4 (NaN counts as 0)
+    np.testing.assert_allclose(controller.velocity, [-0.3, 0.1, 0.5])  # vx axis 1, vy axis 0, wz axis 3
+
+
+def test_old_sticks_count_as_released_and_a_fresh_cmd_vel_overrides_them():
+    commands, controller = OperatorCommands(MAPPING), Recorder()
+    commands.put_joy(JoystickSample(axes=(0.5, 1.0), buttons=(), received_s=10.0))
+    commands.apply(controller, now_s=10.6)
+    assert controller.squat == (0.0, 0.0) and controller.velocity == (0.0, 0.0, 0.0)
+    commands.put_joy(JoystickSample(axes=(0.5, 1.0), buttons=(), received_s=10.6))
+    commands.put_cmd_vel(VelocityCommand((0.25, -0.1, float("inf")), received_s=10.6))
+    commands.apply(controller, now_s=10.7)
+    assert controller.squat == (1.0, 0.0)
+    assert controller.velocity[:2] == (0.25, -0.1) and np.isfinite(controller.velocity[2])
+    commands.put_joy(JoystickSample(axes=(0.5, 1.0), buttons=(), received_s=11.0))
+    commands.apply(controller, now_s=11.15)  # cmd_vel too old: the sticks again
+    np.testing.assert_allclose(controller.velocity, [0.3, 0.1, 0.0])
+
+
+def test_a_button_press_requests_its_mode_once():
+    commands = OperatorCommands(MAPPING)
+    assert commands.put_joy(JoystickSample((), (1, 1), 0.0)) == [Mode.LOCOMOTION, Mode.SQUAT]
+    assert commands.put_joy(JoystickSample((), (1, 0), 0.1)) == []  # held
+    assert commands.put_joy(JoystickSample((), (0, 1), 0.2)) == [Mode.SQUAT]
+    assert commands.put_joy(JoystickSample((), (1,), 0.3)) == [Mode.LOCOMOTION]  # a short buttons array
+
+
+def test_the_mapping_is_checked():
+    with pytest.raises(ValueError, match="needs 5 axes"):
+        JoystickMapping((1, 4), (0, 1), 0.5, 0.5)
+    with pytest.raises(ValueError, match="must be >= 0"):
+        JoystickMapping((1, 4, 1, 0, -3), (0, 1), 0.5, 0.5)
