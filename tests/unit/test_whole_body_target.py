@@ -39,3 +39,22 @@ def test_arm_targets_stay_inside_the_joint_limits(robot):
     arms = robot.group("arms")
     target = builder.step(state(robot.default_q), robot.q_upper[arms] + 1.0, None)
     np.testing.assert_array_equal(target.q[arms], robot.q_upper[arms])
+
+
+class Walker(DefaultPoseHold):
+    """The default pose, walking when told."""
+
+    walking = False
+
+
+def test_the_walking_pose_replaces_the_ik_targets_while_walking(robot):
+    arms, lower_body = robot.group("arms"), Walker(robot)
+    builder = WholeBodyTargetBuilder(robot, lower_body, arm_step_limit_rad=10.0, walking_pose=True)
+    ik_q = robot.default_q[arms] + 0.1
+    np.testing.assert_allclose(builder.step(state(robot.default_q), ik_q, np.ones(14)).q[arms], ik_q)
+    lower_body.walking = True
+    target = builder.step(state(robot.default_q), ik_q, np.ones(14))
+    np.testing.assert_array_equal(target.q[arms], robot.default_q[arms])
+    assert np.all(target.tau_ff[arms] == 0)
+    ik_only = WholeBodyTargetBuilder(robot, lower_body, arm_step_limit_rad=10.0)  # walking_pose off: the IK
+    np.testing.assert_allclose(ik_only.step(state(robot.default_q), ik_q, None).q[arms], ik_q)

@@ -3,7 +3,8 @@
 A lower-body controller gives the leg and waist targets and their feed-forward torques each tick, takes
 the operator's commands and answers mode requests. Arm targets move at most ``arm_step_limit_rad`` per
 control tick (OpenWBT's ±0.01 rad limiter), from the measured arm pose at start, and stay inside the
-joint limits. Vectors are in DDS motor order.
+joint limits. With ``walking_pose``, while the lower body walks (``LowerBodyController.walking``) the arms
+move to the robot's default arm pose instead of the IK's targets. Vectors are in DDS motor order.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ class WholeBodyTarget:
 
 
 class WholeBodyTargetBuilder:
-    def __init__(self, robot: Robot, lower_body: LowerBodyController, arm_step_limit_rad: float = 0.01) -> None:
+    def __init__(self, robot: Robot, lower_body: LowerBodyController, arm_step_limit_rad: float = 0.01,
+                 walking_pose: bool = False) -> None:
         if arm_step_limit_rad <= 0:
             raise ValueError(f"arm_step_limit_rad must be positive, got {arm_step_limit_rad}")
         self._lower, self._arms = robot.group("lower_body"), robot.group("arms")
@@ -34,6 +36,8 @@ class WholeBodyTargetBuilder:
         self.robot = robot
         self.lower_body = lower_body
         self.arm_step_limit_rad = arm_step_limit_rad
+        self.walking_pose = walking_pose
+        self._walking_arm_q = robot.default_q[self._arms]
         self._arm_lower = robot.q_lower[self._arms]
         self._arm_upper = robot.q_upper[self._arms]
         self._arm_q: np.ndarray | None = None
@@ -48,9 +52,12 @@ class WholeBodyTargetBuilder:
 
     def step(self, state: Proprioception, arm_q_target: np.ndarray | None,
              arm_tau_ff: np.ndarray | None) -> WholeBodyTarget:
-        """One tick: ``arm_q_target`` None keeps the arms where they are (no or stale IK)."""
+        """One tick: ``arm_q_target`` (rad) and ``arm_tau_ff`` (N·m) in the ``arms`` group's order; None keeps
+        the arms where they are (no or stale IK)."""
         if self._arm_q is None:
             self.start(state.q)
+        if self.walking_pose and self.lower_body.walking:
+            arm_q_target, arm_tau_ff = self._walking_arm_q, None
         if arm_q_target is not None:
             stepped = slew_limit(arm_q_target, self._arm_q, self.arm_step_limit_rad)
             self._arm_q = np.clip(stepped, self._arm_lower, self._arm_upper)
