@@ -3,9 +3,8 @@
 Subscribes joint_states, imu, teleop/arm_target, joy (sensor_msgs/Joy), cmd_vel (geometry_msgs/Twist)
 and teleop/mode_request (std_msgs/String); serves teleop/squat and teleop/locomotion (std_srvs/Trigger:
 the response says why a switch is refused). Publishes joint_command (stamped, in lockstep, with the state
-it answers; in real time with the tick's time),
-teleop/mode (latched, on change) and teleop/trace (sensor_msgs/TimeReference: command stamp → stamp of
-the operator sample behind its arm targets).
+it answers; in real time with the tick's time), teleop/mode (latched, on change) and teleop/trace
+(sensor_msgs/TimeReference: command stamp → stamp of the operator sample behind its arm targets).
 
 controller "builtin" (default): the model-based standing and squat controller, no weights (mode SQUAT;
 LOCOMOTION is refused: it needs a learned policy). controller "hold": legs and waist at the default pose
@@ -20,6 +19,8 @@ Joystick (ROS joy node, Xbox layout by default), for every controller with the m
 up/down raises/lowers (0.08 m/s at full stick), right stick up/down leans forward/back (0.1 rad/s).
 LOCOMOTION: left stick forward/left gives vx/vy, right stick left turns left (±0.3 at full stick); a
 fresh cmd_vel overrides the sticks. Button A requests LOCOMOTION, button B SQUAT.
+
+The decisions live in g1_teleop.control: controller_factory, tick_inputs, operator_commands, whole_body_target.
 """
 
 from __future__ import annotations
@@ -36,12 +37,15 @@ from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
 from g1_teleop.control.controller_factory import CONTROLLERS, make_lower_body
+from g1_teleop.control.operator_commands import JoystickMapping, JoystickSample, OperatorCommands, VelocityCommand
+from g1_teleop.control.tick_inputs import ArmTarget, ImuSample, JointSample, TickInputs
 from g1_teleop.control.whole_body_target import WholeBodyTargetBuilder
 from g1_teleop.core.joint_vector import JointIndex, MalformedJointMessage
 from g1_teleop.core.modes import Mode
 from g1_teleop.core.robot_description import load_robot
+from g1_teleop.core.settings import check_settings, setting
 from g1_teleop.ros.diagnostics import Diagnostics, WarnOnce
-from g1_teleop.ros.messages import stamp_ns, to_stamp
+from g1_teleop.ros.messages import imu_orientation_wxyz, joint_state_msg, stamp_ns, to_stamp
 from g1_teleop.ros.node_main import run
 from g1_teleop.ros.parameters import declare_config
 from g1_teleop.ros.qos import QOS_COMMAND, QOS_LATCHED, QOS_SENSOR, QOS_STATE
@@ -51,62 +55,39 @@ LOCOMOTION_ARMS = ("walking_pose", "ik")
 
 @dataclass(frozen=True)
 class PolicyNodeConfig:
-    model: str = ""
-    robot_config: str = ""
-    controller: str = "builtin"  # builtin | hold | openwbt
-    policy_dir: str = ""  # openwbt: folder of the policy files ("" → $G1_TELEOP_POLICY_DIR, then the user folder)
-    squat_config: str = "g1_squat.yaml"
-    loco_config: str = "g1_loco.yaml"
-    control_dt: float = 0.02
-    lockstep: bool = True
-    arm_step_limit_rad: float = 0.01  # per control tick
-    arm_target_timeout_s: float = 0.5  # an older arm target is stale: the arms hold
-    sync_timeout_s: float = 1.0  # lockstep: wall seconds to wait for a tick's arm target
-    state_timeout_s: float = 0.1  # real time: no command from joint_states older than this
-    joy_timeout_s: float = 0.5  # older joystick input counts as sticks released
-    cmd_vel_timeout_s: float = 0.5
-    joy_axes: tuple[int, ...] = (1, 4, 1, 0, 3)  # height, pitch, vx, vy, wz
-    joy_buttons: tuple[int, ...] = (0, 1)  # request LOCOMOTION, request SQUAT
-    # Arms from the LOCOMOTION request until SQUAT is requested: "walking_pose" (the default arm pose; the
-    # IK targets are ignored) or "ik" (teleoperated: a forward reach makes OpenWBT's policy fall, see README).
-    locomotion_arms: str = "walking_pose"
+    """policy's ROS parameters (read once at start-up)."""
+
+    model: str = setting("", "robot model file (MJCF .xml or URDF); empty: the one robot_config names")
+    robot_config: str = setting("", "robot configuration (YAML); empty: config/g1_29dof.yaml")
+    controller: str = setting("builtin", "legs and waist: builtin (model-based standing and squat, no weights), "
+                              "hold (default pose by joint PD; needs the gantry) or openwbt (OpenWBT's squat and "
+                              "locomotion policies)", choices=CONTROLLERS)
+    policy_dir: str = setting("", "openwbt: folder of the policy files; empty: $G1_TELEOP_POLICY_DIR, then the "
+                              "user data folder")
+    squat_config: str = setting("g1_squat.yaml", "openwbt: the squat policy's configuration in policy_dir")
+    loco_config: str = setting("g1_loco.yaml", "openwbt: the locomotion policy's configuration in policy_dir")
+    control_dt: float = setting(0.02, "control period (s): the real-time timer and the builtin controller's rates",
+                                positive=True)
+    lockstep: bool = setting(True, "one command per joint_states stamp, once that stamp's IMU sample and arm "
+                             "target are in; false: a command every control_dt from the newest inputs")
+    arm_step_limit_rad: float = setting(0.01, "largest arm target step per control tick (rad)", positive=True)
+    arm_target_timeout_s: float = setting(0.5, "real time: an older teleop/arm_target is stale and the arms hold "
+                                          "(s)", positive=True)
+    sync_timeout_s: float = setting(1.0, "lockstep: wall time to wait for a state's arm target before using the "
+                                    "latest one (s)", positive=True)
+    state_timeout_s: float = setting(0.1, "real time: no command from joint_states older than this (s)", positive=True)
+    joy_timeout_s: float = setting(0.5, "joy input older than this counts as sticks released (s)", positive=True)
+    cmd_vel_timeout_s: float = setting(0.5, "cmd_vel older than this is ignored (s)", positive=True)
+    joy_axes: tuple[int, ...] = setting((1, 4, 1, 0, 3), "Joy axes: height, pitch, vx, vy, wz", length=5,
+                                        minimum=0)
+    joy_buttons: tuple[int, ...] = setting((0, 1), "Joy buttons: request LOCOMOTION, request SQUAT", length=2,
+                                           minimum=0)
+    locomotion_arms: str = setting("walking_pose", "arms from a LOCOMOTION request until SQUAT is requested: "
+                                   "walking_pose (the default arm pose, IK targets ignored) or ik (teleoperated: "
+                                   "a forward reach makes OpenWBT's policy fall, see README)", choices=LOCOMOTION_ARMS)
 
     def __post_init__(self) -> None:
-        if self.controller not in CONTROLLERS:
-            raise ValueError(f"controller must be one of {', '.join(CONTROLLERS)}, got {self.controller!r}")
-        if self.locomotion_arms not in LOCOMOTION_ARMS:
-            raise ValueError(f"locomotion_arms must be one of {', '.join(LOCOMOTION_ARMS)}, "
-                             f"got {self.locomotion_arms!r}")
-        for name in ("control_dt", "arm_step_limit_rad", "arm_target_timeout_s", "sync_timeout_s",
-                     "state_timeout_s", "joy_timeout_s", "cmd_vel_timeout_s"):
-            if not getattr(self, name) > 0:
-                raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
-        if len(self.joy_axes) != 5 or len(self.joy_buttons) != 2:
-            raise ValueError("joy_axes needs 5 indices (height, pitch, vx, vy, wz), joy_buttons 2")
-
-
-@dataclass
-class _State:
-    """Proprioception of one stamp (q, dq: DDS order; pelvis orientation w,x,y,z; gyro rad/s)."""
-
-    stamp_ns: int
-    q: np.ndarray
-    dq: np.ndarray
-    received_s: float  # monotonic wall time
-    world_q_pelvis: np.ndarray | None = None
-    pelvis_w_pelvis: np.ndarray | None = None
-
-    @property
-    def complete(self) -> bool:
-        return self.world_q_pelvis is not None
-
-
-@dataclass
-class _ArmTarget:
-    stamp_ns: int
-    q: np.ndarray
-    tau_ff: np.ndarray
-    received_s: float
+        check_settings(self)
 
 
 class Policy(Node):
@@ -119,14 +100,12 @@ class Policy(Node):
         self.lower_body = make_lower_body(robot, cfg.controller, control_dt=cfg.control_dt, policy_dir=cfg.policy_dir,
                                           squat_config=cfg.squat_config, loco_config=cfg.loco_config)
         self.mode = self.lower_body.mode
-        self.builder = WholeBodyTargetBuilder(robot, self.lower_body, cfg.arm_step_limit_rad)
+        self.builder = WholeBodyTargetBuilder(robot, self.lower_body, cfg.arm_step_limit_rad,
+                                              walking_pose=cfg.locomotion_arms == "walking_pose")
+        self.inputs = TickInputs(cfg.lockstep, cfg.state_timeout_s, cfg.arm_target_timeout_s)
+        self.operator = OperatorCommands(JoystickMapping(cfg.joy_axes, cfg.joy_buttons, cfg.joy_timeout_s,
+                                                         cfg.cmd_vel_timeout_s))
         self.warn = WarnOnce(self)
-        self.state: _State | None = None
-        self.imu: tuple[int, np.ndarray, np.ndarray] | None = None  # (stamp, world_q_pelvis, pelvis_w_pelvis)
-        self.arm: _ArmTarget | None = None
-        self.joy: tuple[float, list[float], list[int]] | None = None
-        self.cmd_vel: tuple[float, Twist] | None = None
-        self.pending_since: float | None = None  # lockstep: wall time the current state began waiting
         self.last_command: JointState | None = None
         self.commands = 0
 
@@ -137,8 +116,7 @@ class Policy(Node):
         self.create_subscription(Imu, "imu", self.on_imu, QOS_STATE)
         self.create_subscription(JointState, "teleop/arm_target", self.on_arm_target, QOS_COMMAND)
         self.create_subscription(Joy, "joy", self.on_joy, QOS_SENSOR)
-        self.create_subscription(Twist, "cmd_vel", lambda m: setattr(self, "cmd_vel", (time.monotonic(), m)),
-                                 QOS_SENSOR)
+        self.create_subscription(Twist, "cmd_vel", self.on_cmd_vel, QOS_SENSOR)
         self.create_subscription(String, "teleop/mode_request", self.on_mode_request, QOS_COMMAND)
         for mode in (Mode.SQUAT, Mode.LOCOMOTION):
             self.create_service(Trigger, f"teleop/{mode.value.lower()}",
@@ -154,7 +132,6 @@ class Policy(Node):
         self.get_logger().info(f"controller {cfg.controller}, mode {self.mode.value}; arms follow the IK "
                                f"(±{cfg.arm_step_limit_rad} rad per tick), {walking}")
 
-    # -- inputs -----------------------------------------------------------------------------------
     def on_joint_states(self, msg: JointState) -> None:
         try:
             vec = self.joints.parse(msg.name, msg.position, msg.velocity, need_velocity=True)
@@ -165,26 +142,17 @@ class Policy(Node):
         if self.cfg.lockstep and self.last_command is not None and stamp == stamp_ns(self.last_command.header.stamp):
             self.pub_command.publish(self.last_command)  # the simulator asks again: same answer
             return
-        previous = self.state
-        self.state = _State(stamp, vec.position, vec.velocity, time.monotonic())
-        if previous is not None and previous.stamp_ns == stamp and previous.complete:
-            self.state.world_q_pelvis, self.state.pelvis_w_pelvis = previous.world_q_pelvis, previous.pelvis_w_pelvis
-        elif self.imu is not None and (self.imu[0] == stamp or not self.cfg.lockstep):
-            self.state.world_q_pelvis, self.state.pelvis_w_pelvis = self.imu[1], self.imu[2]
-        if self.cfg.lockstep and (previous is None or previous.stamp_ns != stamp):
-            self.pending_since = time.monotonic()
+        self.inputs.put_joints(stamp, JointSample(vec.position, vec.velocity, time.monotonic()))
         self.try_lockstep_tick()
 
     def on_imu(self, msg: Imu) -> None:
-        o, w = msg.orientation, msg.angular_velocity
-        quat, gyro = np.array([o.w, o.x, o.y, o.z]), np.array([w.x, w.y, w.z])
+        w = msg.angular_velocity
+        quat, gyro = imu_orientation_wxyz(msg), np.array([w.x, w.y, w.z])
         if not (np.all(np.isfinite(quat)) and np.all(np.isfinite(gyro))) or abs(np.linalg.norm(quat) - 1) > 1e-3:
             self.warn("imu", "ignored imu: non-finite values or a non-unit orientation quaternion")
             return
-        self.imu = (stamp_ns(msg.header.stamp), quat, gyro)
-        if self.state is not None and (self.state.stamp_ns == self.imu[0] or not self.cfg.lockstep):
-            self.state.world_q_pelvis, self.state.pelvis_w_pelvis = quat, gyro
-            self.try_lockstep_tick()
+        self.inputs.put_imu(stamp_ns(msg.header.stamp), ImuSample(quat, gyro))
+        self.try_lockstep_tick()
 
     def on_arm_target(self, msg: JointState) -> None:
         try:
@@ -193,17 +161,15 @@ class Policy(Node):
             self.warn(exc.kind, f"ignored teleop/arm_target: {exc}; the arms keep their last target")
             return
         tau = np.zeros(len(self.arm_joints)) if vec.effort is None else vec.effort
-        self.arm = _ArmTarget(stamp_ns(msg.header.stamp), vec.position, tau, time.monotonic())
+        self.inputs.put_arm(ArmTarget(stamp_ns(msg.header.stamp), vec.position, tau, time.monotonic()))
         self.try_lockstep_tick()
 
     def on_joy(self, msg: Joy) -> None:
-        previous = self.joy[2] if self.joy is not None else []
-        self.joy = (time.monotonic(), list(msg.axes), list(msg.buttons))
-        for button, mode in zip(self.cfg.joy_buttons, (Mode.LOCOMOTION, Mode.SQUAT), strict=True):
-            pressed = button < len(msg.buttons) and msg.buttons[button]
-            was = button < len(previous) and previous[button]
-            if pressed and not was:
-                self.switch(mode, source="joy")
+        for mode in self.operator.put_joy(JoystickSample(tuple(msg.axes), tuple(msg.buttons), time.monotonic())):
+            self.switch(mode, source="joy")
+
+    def on_cmd_vel(self, msg: Twist) -> None:
+        self.operator.put_cmd_vel(VelocityCommand((msg.linear.x, msg.linear.y, msg.angular.z), time.monotonic()))
 
     def on_mode_request(self, msg: String) -> None:
         try:
@@ -228,67 +194,39 @@ class Policy(Node):
             self.get_logger().warning(f"{mode.value} refused ({source}): {reason}")
         return reason
 
-    # -- ticks ------------------------------------------------------------------------------------
     def try_lockstep_tick(self) -> None:
-        if (self.cfg.lockstep and self.pending_since is not None and self.state.complete
-                and self.arm is not None and self.arm.stamp_ns == self.state.stamp_ns):
+        if self.inputs.ready():
             self.tick()
 
     def on_sync_timeout(self) -> None:
-        if (self.pending_since is None or not self.state.complete
-                or time.monotonic() - self.pending_since <= self.cfg.sync_timeout_s):
+        if not self.inputs.overdue(time.monotonic(), self.cfg.sync_timeout_s):
             return
-        if self.arm is None:  # before the first arm target the graph is still starting: wait (deterministic)
-            self.warn("first_arm", f"no teleop/arm_target yet (t = {self.state.stamp_ns / 1e9:.3f} s): is retarget "
-                                   "running? Lockstep waits for its first answer")
+        t = self.inputs.stamp_ns / 1e9
+        if self.inputs.arm is None:  # before the first arm target the graph is still starting: wait (deterministic)
+            self.warn("first_arm", f"no teleop/arm_target yet (t = {t:.3f} s): is retarget running? Lockstep waits "
+                                   "for its first answer")
             return
-        self.warn("sync", f"no teleop/arm_target for t = {self.state.stamp_ns / 1e9:.3f} s within "
-                          f"{self.cfg.sync_timeout_s} s: is retarget running? Using the latest arm target")
+        self.warn("sync", f"no teleop/arm_target for t = {t:.3f} s within {self.cfg.sync_timeout_s} s: is retarget "
+                          "running? Using the latest arm target")
         self.tick()
 
-    def operator_commands(self, now: float) -> None:
-        """Sticks (or cmd_vel) → the lower-body controller's commands for this tick."""
-        axes = self.joy[1] if self.joy is not None and now - self.joy[0] <= self.cfg.joy_timeout_s else []
-
-        def axis(i: int) -> float:
-            value = axes[i] if i < len(axes) else 0.0
-            return float(value) if np.isfinite(value) else 0.0
-
-        height, pitch, vx, vy, wz = self.cfg.joy_axes
-        self.lower_body.command_squat(axis(height), axis(pitch))
-        velocity = np.array([axis(vx), axis(vy), axis(wz)]) * self.lower_body.max_velocity
-        if self.cmd_vel is not None and now - self.cmd_vel[0] <= self.cfg.cmd_vel_timeout_s:
-            twist = self.cmd_vel[1]
-            velocity = np.array([twist.linear.x, twist.linear.y, twist.angular.z])
-        self.lower_body.command_velocity(*np.nan_to_num(velocity))
-
-    def walking_pose_applies(self) -> bool:
-        """The arms take the walking pose: locomotion_arms "walking_pose" and LOCOMOTION requested."""
-        return self.cfg.locomotion_arms == "walking_pose" and self.lower_body.walking
-
     def tick(self) -> None:
-        state, arm, now = self.state, self.arm, time.monotonic()
-        if state is None or not state.complete:
+        now = time.monotonic()
+        tick = self.inputs.take(now)
+        if tick is None:
             return
-        self.pending_since = None
-        if not self.cfg.lockstep:
-            if now - state.received_s > self.cfg.state_timeout_s:
-                self.warn("stale_state", f"joint_states older than {self.cfg.state_timeout_s} s: no command "
-                                         "(the bridge holds, then damps)")
-                return
-            if arm is not None and now - arm.received_s > self.cfg.arm_target_timeout_s:
-                self.warn("stale_arm", f"teleop/arm_target older than {self.cfg.arm_target_timeout_s} s: "
-                                       "arms hold")
-                arm = None
-        self.operator_commands(now)
-        arm_q, arm_tau = (None, None) if arm is None else (arm.q, arm.tau_ff)
-        if self.walking_pose_applies():
-            arm_q, arm_tau = self.robot.default_q[self.robot.group("arms")], None
-        target = self.builder.step(state, arm_q, arm_tau)
-        msg = JointState(name=list(self.robot.joint_names), position=target.q.tolist(),
-                         velocity=[0.0] * len(target.q), effort=target.tau_ff.tolist())
+        if tick.stale_state:
+            self.warn("stale_state", f"joint_states older than {self.cfg.state_timeout_s} s: no command (the "
+                                     "bridge holds, then damps)")
+            return
+        if tick.stale_arm:
+            self.warn("stale_arm", f"teleop/arm_target older than {self.cfg.arm_target_timeout_s} s: arms hold")
+        self.operator.apply(self.lower_body, now)
+        arm = tick.arm
+        target = self.builder.step(tick.state, None if arm is None else arm.q, None if arm is None else arm.tau_ff)
         # Lockstep: the stamp of the state it answers (the simulator waits for it). Real time: the tick's time.
-        msg.header.stamp = to_stamp(state.stamp_ns) if self.cfg.lockstep else self.get_clock().now().to_msg()
+        stamp = to_stamp(tick.stamp_ns) if self.cfg.lockstep else self.get_clock().now().to_msg()
+        msg = joint_state_msg(self.robot.joint_names, stamp, target.q, np.zeros(len(target.q)), target.tau_ff)
         self.pub_command.publish(msg)
         self.last_command = msg
         self.commands += 1
