@@ -42,10 +42,6 @@ class WholeBodyTargetBuilder:
         self._arm_upper = robot.q_upper[self._arms]
         self._arm_q: np.ndarray | None = None
 
-    @property
-    def started(self) -> bool:
-        return self._arm_q is not None
-
     def start(self, q_measured: np.ndarray) -> None:
         """Begin from the measured arm pose, so the first targets do not jump."""
         self._arm_q = np.clip(q_measured[self._arms], self._arm_lower, self._arm_upper)
