@@ -78,7 +78,7 @@ class StandingController:
         self._pitch_bound = 0.0  # rad: the commanded pitch, rate-limited (the reference may lean further)
         self._solution: np.ndarray | None = None  # (29,) the last IK solution (legs), DDS order
         self._target: np.ndarray | None = None  # (15,) legs and waist (lower_body group), as last sent
-        self._waist = np.zeros(len(self._waist_joints))
+        self._waist_q = np.zeros(len(self._waist_joints))
         self.ik_failures = 0  # ticks whose pelvis pose the legs could not reach (the last pose was kept)
 
     def command_squat(self, height_rate: float, pitch_rate: float) -> None:
@@ -97,7 +97,7 @@ class StandingController:
     def targets(self, state: Proprioception) -> LowerBodyTarget:
         cfg = self.config
         q = np.array(state.q, dtype=float)
-        q[self._waist_joints] = self._waist
+        q[self._waist_joints] = self._waist_q
         if self._reference is None:  # start from the measured posture
             self._reference = self.ik.pelvis_of(q)
             self._pitch_bound = self._reference.pitch_rad
@@ -120,7 +120,7 @@ class StandingController:
         except StanceError:  # out of the legs' reach: keep the last reachable pose
             self.ik_failures += 1
         goal = self._solution.copy()  # the legs solved, the waist held
-        goal[self._waist_joints] = self._waist
+        goal[self._waist_joints] = self._waist_q
         goal = np.clip(goal[self._lower], self.robot.q_lower[self._lower], self.robot.q_upper[self._lower])
         self._target = slew_limit(goal, self._target, cfg.leg_step_limit_rad)
         tau = self.balance.torques(state).tau[self._lower]

@@ -53,7 +53,8 @@ class SquatLocomotionController:
         if loco.observation.command_size != 3:
             raise ValueError(f"{loco.source}: expected a locomotion policy (vx, vy, wz), got {loco.observation.value}")
         self.squat_config, self.loco_config = squat, loco
-        self._legs, self._waist, self._lower = robot.group("legs"), robot.group("waist"), robot.group("lower_body")
+        self._legs, self._waist_joints = robot.group("legs"), robot.group("waist")
+        self._lower = robot.group("lower_body")  # legs and waist: the order of the targets
         self.limits = limits or SwitchLimits()
         self.squat_policy, self.loco_policy = PolicyInference(squat), PolicyInference(loco)
         self.clock = gait_clock_for(loco)
@@ -68,7 +69,7 @@ class SquatLocomotionController:
         self._blending_to: Mode | None = None
         self._squat_target = np.array(squat.default_angles, dtype=float)
         self._loco_target = np.array(loco.default_angles, dtype=float)
-        self._waist_q = np.array(squat.default_angles[self._waist], dtype=float)  # held
+        self._waist_q = np.array(squat.default_angles[self._waist_joints], dtype=float)  # held
 
     @property
     def squat_command(self) -> np.ndarray:
@@ -143,7 +144,7 @@ class SquatLocomotionController:
         else:
             legs = self._loco_step(state)
         q = np.zeros(len(self.squat_config.default_angles))
-        q[self._legs], q[self._waist] = legs, self._waist_q
+        q[self._legs], q[self._waist_joints] = legs, self._waist_q
         return LowerBodyTarget(q=q[self._lower], tau_ff=np.zeros(len(self._lower)))
 
     def _squat_step(self, state: Proprioception) -> np.ndarray:
