@@ -10,7 +10,8 @@ Every layout is built from the same terms, each scaled as configured:
   (:func:`g1_teleop.core.rotations.gravity_in_body`);
 * pelvis angular velocity (gyro, pelvis frame, rad/s) · ang_vel_scale;
 * (q − default_angles)[dof_idx] · dof_pos_scale and dq[dof_idx] · dof_vel_scale;
-* the previous action (as the runner returned it, i.e. clipped as configured);
+* the previous action (as :class:`g1_teleop.control.learned.inference.PolicyInference` returned it, i.e.
+  clipped as configured);
 * two clock values (loco layouts: :mod:`g1_teleop.control.learned.gait_clock`).
 
 Order per layout: see :class:`g1_teleop.control.learned.policy_config.ObservationLayout`. The result is float32 of

@@ -79,7 +79,7 @@ class LearnedPolicyConfig:
 
     source: Path  # the YAML file
     observation: ObservationLayout
-    policy_path: Path  # resolved; may not exist yet (the runner checks)
+    policy_path: Path  # resolved; may not exist yet (PolicyInference checks)
     control_dt: float  # s, one policy step
     kps: np.ndarray  # (29,) N·m/rad
     kds: np.ndarray  # (29,) N·m·s/rad
