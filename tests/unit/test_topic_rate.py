@@ -13,7 +13,7 @@ def test_a_steady_stream_gives_its_rate_and_no_spread() -> None:
     figures = rates.figures()
     assert figures.rate_hz == pytest.approx(50.0)
     assert figures.min_s == pytest.approx(0.02) and figures.max_s == pytest.approx(0.02)
-    assert figures.std_s == pytest.approx(0.0, abs=1e-9) and figures.periods == 100
+    assert figures.std_s == pytest.approx(0.0, abs=1e-9) and figures.periods == 100 and rates.received == 101
     assert figures.line().startswith("average rate: 50.00 Hz   period min 20.00 ms  max 20.00 ms  std 0.00 ms")
 
 

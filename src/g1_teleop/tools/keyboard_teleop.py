@@ -102,6 +102,17 @@ def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
+def drive(teleop: KeyboardTeleop, read_keys: Callable[[float], list[str] | None]) -> None:
+    """Show the answers and the command, apply the keys; return on q or when the terminal closes."""
+    while True:
+        while not teleop.events.empty():
+            print(f"\r\x1b[K{teleop.events.get()}")
+        print(f"\r\x1b[K{teleop.status()}", end="", flush=True)
+        keys = read_keys(0.1)
+        if keys is None or not all(teleop.press(key) for key in keys):
+            return
+
+
 def run(namespace: str, rate_hz: float, command: KeyCommand) -> int:
     """Run until q, Ctrl-C, SIGTERM or the terminal closes; 0, or 2 when stdin is no terminal."""
     if not os.isatty(sys.stdin.fileno()):
@@ -117,13 +128,7 @@ def run(namespace: str, rate_hz: float, command: KeyCommand) -> int:
         print(f"{HELP}\ncmd_vel at {rate_hz:g} Hz on {session.resolve('cmd_vel')} ({session.where()})", flush=True)
         try:
             with terminal_keys(sys.stdin.fileno()) as read_keys:
-                while True:
-                    while not teleop.events.empty():
-                        print(f"\r\x1b[K{teleop.events.get()}")
-                    print(f"\r\x1b[K{teleop.status()}", end="", flush=True)
-                    keys = read_keys(0.1)
-                    if keys is None or not all(teleop.press(key) for key in keys):
-                        break
+                drive(teleop, read_keys)
         except KeyboardInterrupt:
             pass
         finally:
@@ -139,16 +144,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rate", type=float, default=20.0, help="cmd_vel publication rate, Hz (at least 10: the "
                                                                  "policy ignores a cmd_vel older than 0.5 s)")
     parser.add_argument("--speed", type=float, default=KeyCommand.linear_speed,
-                        help="initial linear speed, m/s (0.1 … 0.3; + and - change it)")
+                        help=f"initial linear speed, m/s ({MIN_SPEED} … {MAX_SPEED}; + and - change it)")
     parser.add_argument("--turn", type=float, default=KeyCommand.angular_speed,
-                        help="initial turn rate, rad/s (0.1 … 0.3; + and - change it)")
+                        help=f"initial turn rate, rad/s ({MIN_SPEED} … {MAX_SPEED}; + and - change it)")
 
 
 def run_from_args(args: argparse.Namespace) -> int:
+    """0 when stopped by q, Ctrl-C or SIGTERM; 2 without a terminal; 130 when interrupted while starting."""
     if args.rate < 10:
         raise ValueError(f"--rate {args.rate:g} Hz is below 10 Hz: the policy would drop cmd_vel between messages")
     for name, value in (("--speed", args.speed), ("--turn", args.turn)):
         if not MIN_SPEED <= value <= MAX_SPEED:
             raise ValueError(f"{name} {value:g} is outside {MIN_SPEED} … {MAX_SPEED} (the policy's dead band and "
                              "limit)")
-    return run(args.namespace, args.rate, KeyCommand(linear_speed=args.speed, angular_speed=args.turn))
+    try:
+        return run(args.namespace, args.rate, KeyCommand(linear_speed=args.speed, angular_speed=args.turn))
+    except KeyboardInterrupt:
+        return 130

@@ -30,9 +30,11 @@ class RateWindow:
         if window < 1:
             raise ValueError(f"the window is at least 1 period, got {window}")
         self.times: deque[float] = deque(maxlen=window + 1)
+        self.received = 0  # messages added in all
 
     def add(self, t: float) -> None:
         self.times.append(t)
+        self.received += 1
 
     def figures(self) -> RateFigures | None:
         """None until two messages have arrived."""

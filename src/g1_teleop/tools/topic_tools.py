@@ -73,13 +73,12 @@ def hz(session: CliNode, name: str, window: int, duration_s: float | None, timeo
                                      raw=True)
     print(f"{topic.name} [{topic.type_name}]: arrival rate over the last {window} periods", flush=True)
     end = None if duration_s is None else time.monotonic() + duration_s
-    printed_at = None
+    reported = 0  # messages received when the last line was printed
     while end is None or time.monotonic() < end:
         session.spin_until(lambda: False, 1.0 if end is None else min(1.0, end - time.monotonic()))
         figures = rates.figures()
-        last = rates.times[-1] if rates.times else None
-        print(figures.line() if figures and last != printed_at else "no new messages", flush=True)
-        printed_at = last
+        print(figures.line() if figures and rates.received > reported else "no new messages", flush=True)
+        reported = rates.received
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
