@@ -3,7 +3,7 @@
 list: every topic with its types and endpoint counts once discovery has settled. echo: the messages of one
 topic as YAML (type discovered from the graph, QoS matching its publishers, so best-effort and latched
 publishers are heard). hz: the rate and the period's min/max/std over a sliding window, every second.
-Exit codes: 0, 2 when no publisher appears within --timeout (one line saying what to check).
+Exit codes: 0, 2 when no publisher (list: no node) appears within --timeout (one line saying what to check).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from g1_teleop.tools.graph_topics import find_topic
 from g1_teleop.tools.message_fields import field, to_yaml
 from g1_teleop.tools.topic_rate import RateWindow
 
-SETTLE_S = 1.0  # `list` waits until the graph has shown no new topic or node for this long
+SETTLE_S = 1.5  # `list` waits until the graph has shown no new topic or node for this long
 
 
 def _count(n: int, what: str) -> str:
@@ -26,20 +26,25 @@ def _count(n: int, what: str) -> str:
 
 def list_topics(session: CliNode, timeout_s: float) -> None:
     """Print ``name [types]  N publishers, M subscribers`` per topic, sorted by name, once discovery has settled:
-    nothing new for SETTLE_S and the endpoints of every known node in (each has its /rosout publisher)."""
+    another node found, nothing new for SETTLE_S and the endpoints of every known node in (each has its /rosout
+    publisher). Raises GraphUnreachable when no other node appears within ``timeout_s``."""
     node = session.node
-    seen: list = []
+    seen: list[list] = []
     changed = time.monotonic()
 
     def settled() -> bool:
         nonlocal changed
-        graph = [node.get_topic_names_and_types(), node.get_node_names_and_namespaces()]
+        nodes = node.get_node_names_and_namespaces()
+        graph = [node.get_topic_names_and_types(), nodes]
         if graph != seen:
             seen[:], changed = graph, time.monotonic()
-        return (time.monotonic() - changed >= SETTLE_S
-                and node.count_publishers("/rosout") >= len(node.get_node_names_and_namespaces()))
+        return (len(nodes) > 1 and time.monotonic() - changed >= SETTLE_S
+                and node.count_publishers("/rosout") >= len(nodes))
 
     if not session.spin_until(settled, timeout_s):
+        if len(node.get_node_names_and_namespaces()) <= 1:
+            raise GraphUnreachable(f"no node found within {timeout_s:g} s ({session.where()}): is the graph running, "
+                                   "with the same ROS_DOMAIN_ID?")
         print(f"discovery had not settled within {timeout_s:g} s: the list may lack topics (a longer --timeout "
               "waits more)", file=sys.stderr)
     for name, types in sorted(node.get_topic_names_and_types()):
