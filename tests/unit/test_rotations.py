@@ -31,9 +31,13 @@ def _Rz(a):
     return np.array([[c, -s, 0], [s, c, 0], [0, 0, 1]])
 
 
-def test_the_order_is_w_first_as_pinocchio_builds_it() -> None:
-    for q in _random_wxyz(20):
+def test_the_order_is_w_first_as_pinocchio_and_scipy_build_it() -> None:
+    qs = _random_wxyz(200)
+    for q in qs[:20]:
         np.testing.assert_allclose(rot.matrix_from_wxyz(q), pin.Quaternion(*q).matrix(), atol=1e-12)
+        np.testing.assert_allclose(rot.matrix_from_wxyz(3.0 * q), rot.rotation(q).as_matrix(), atol=1e-12)
+    np.testing.assert_allclose(rot.matrix_from_wxyz(qs), rot.rotation(qs).as_matrix(), atol=1e-12)
+    np.testing.assert_allclose(rot.gravity_in_body(qs), rot.rotation(qs).inv().apply([0.0, 0.0, -1.0]), atol=1e-12)
 
 
 def test_rpy_is_z_y_x_about_fixed_axes_and_round_trips() -> None:
