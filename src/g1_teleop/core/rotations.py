@@ -9,6 +9,7 @@ Quaternions are (w, x, y, z) everywhere in g1_teleop, as MuJoCo (``qpos``, ``sen
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -45,14 +46,22 @@ def matrix_from_wxyz(q_wxyz: Sequence[float] | np.ndarray) -> np.ndarray:
 
     Written out rather than through scipy's Rotation: this runs in the control loops (the policy's 50 Hz
     observation, the bridge's 500 Hz tilt check), and building a Rotation costs ~10× more (measured here:
-    23 vs 3 µs a call on a quiet core, 230 vs 30 µs on a loaded one). tests/unit/test_rotations.py checks
+    165–180 vs 18–40 µs a call on this loaded 2-core machine). tests/unit/test_rotations.py checks
     it against scipy's and Pinocchio's to 1e-12.
     """
     q = np.asarray(q_wxyz, dtype=float)
-    norm = np.linalg.norm(q, axis=-1, keepdims=True)
-    if np.any(norm == 0.0) or not np.all(np.isfinite(norm)):
-        raise ValueError(f"not a rotation: quaternion norm {norm.ravel()[:3]}")
-    w, x, y, z = np.moveaxis(q / norm, -1, 0)
+    if q.ndim == 1:  # one quaternion: plain floats are the fastest path
+        norm = math.sqrt(float(q @ q))
+        if not 0.0 < norm < math.inf:
+            raise ValueError(f"not a rotation: quaternion norm {norm}")
+        w, x, y, z = (float(v) / norm for v in q)
+        return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                         [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                         [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+    norms = np.linalg.norm(q, axis=-1, keepdims=True)
+    if np.any(norms == 0.0) or not np.all(np.isfinite(norms)):
+        raise ValueError("not a rotation: a quaternion norm is 0 or not finite")
+    w, x, y, z = np.moveaxis(q / norms, -1, 0)
     return np.stack([
         np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], axis=-1),
         np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], axis=-1),
