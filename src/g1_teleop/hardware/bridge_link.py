@@ -24,7 +24,8 @@ from g1_teleop.hardware.wireless_remote import WirelessRemote
 MAX_MESSAGE_BYTES = 65536  # larger than any message below (a 29-joint command pickles to ~2 kB)
 
 
-# -- ROS side → LowCmd process (and bridge_safety.CommandSample: a valid joint_command) ----------------
+# -- ROS side → LowCmd process (first bridge_config.Setup; then bridge_safety.CommandSample: a valid
+#    joint_command, and these) -----------------------------------------------------------------------
 @dataclass(frozen=True)
 class Request:
     """An operator event; ``request_id`` > 0 wants an :class:`Answer` (a service waits for it)."""

@@ -1,6 +1,6 @@
 """The Dex3 hands' ROS side in hw_bridge (``dex3:=true``): teleop/hand_target → the LowCmd process,
 which writes rt/dex3/{left,right}/cmd through each hand's :class:`g1_teleop.hardware.dex3.HandSafety`
-(:class:`g1_teleop.hardware.lowcmd_process.HandDds`); the hands' states it forwards → hand_states.
+(:class:`g1_teleop.hardware.dex3_dds.HandDds`); the hands' states it forwards → hand_states.
 
 teleop/hand_target: sensor_msgs/JointState, the 7 joints of one hand or the 14 of both, named as in
 config/dex3.yaml (``left_hand_thumb_0_joint`` …); a message naming only part of a hand, an unknown joint or
