@@ -1,10 +1,12 @@
 """sim_bridge: MuJoCo G1 behind the ROS topic contract (g1_teleop.sim.simulator).
 
-Subscribes joint_command (and sim/start, std_msgs/Empty, when wait_for_start holds the simulation at t = 0,
-publishing nothing, until tools are attached); publishes joint_states, imu, odom and /clock. Lockstep: the
+Subscribes joint_command, teleop/gains and sim/start (std_msgs/Empty: with wait_for_start the simulation holds at
+t = 0, publishing nothing, until tools are attached); publishes joint_states, imu, odom and /clock. Lockstep: the
 simulation advances one control period only after the command stamped with the current period arrives (and
 re-publishes the state while it waits). Real time: physics follows the wall clock and stale commands fall
-back to hold, then damping (g1_teleop.core.input_watchdog).
+back to hold, then damping (g1_teleop.core.input_watchdog). Gains: each command gets those in force when it
+arrives (g1_teleop.core.gains_in_force): the ``gain_profile`` until the first valid teleop/gains message (the
+gains the controller in charge wants), then the latest valid one.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from rosgraph_msgs.msg import Clock as ClockMsg
 from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Empty
 
+from g1_teleop.core.gains_in_force import GainsInForce
 from g1_teleop.core.input_watchdog import Freshness, InputWatchdog, WatchdogTimeouts, fallback_command
 from g1_teleop.core.joint_vector import JointIndex, MalformedJointMessage
 from g1_teleop.core.limits import CommandLimiter, JointCommand, JointLimits
@@ -27,12 +30,21 @@ from g1_teleop.core.mujoco_model import build_mujoco_model
 from g1_teleop.core.robot_description import load_robot
 from g1_teleop.core.settings import check_settings, setting
 from g1_teleop.ros.diagnostics import Diagnostics, WarnOnce
-from g1_teleop.ros.messages import command_from_joint_state, imu_msg, joint_state_msg, odom_msg, stamp_ns, to_stamp
+from g1_teleop.ros.messages import (
+    command_from_joint_state,
+    gains_from_msg,
+    imu_msg,
+    joint_state_msg,
+    odom_msg,
+    stamp_ns,
+    to_stamp,
+)
 from g1_teleop.ros.node_main import run
 from g1_teleop.ros.parameters import declare_config
 from g1_teleop.ros.qos import QOS_COMMAND, QOS_LATCHED, QOS_STATE
 from g1_teleop.sim.simulator import SimConfig, Simulator, parse_pushes
 from g1_teleop.sim.viewer import open_passive_viewer
+from g1_teleop.sim.wall_clock import WallClockFollower
 
 
 @dataclass(frozen=True)
@@ -49,7 +61,8 @@ class SimBridgeConfig:
     pushes: str = setting("", "external forces on the pelvis: 'START,FX,FY,FZ,DURATION; ...' (s, N in the world "
                           "frame, s)")
     viewer: bool = setting(False, "open MuJoCo's passive viewer (needs a display)")
-    gain_profile: str = setting("default", "PD gain profile of the robot description for joint_command")
+    gain_profile: str = setting("default", "PD gain profile of the robot description for joint_command until the "
+                                "first teleop/gains message")
     damping_profile: str = setting("damping", "gain profile of the damping fall-back (its kd)")
     command_hold_after_s: float = setting(0.1, "real time: hold the last target after this long without a "
                                           "joint_command (s)", positive=True)
@@ -82,31 +95,34 @@ class SimBridge(Node):
         self.sim = Simulator(robot, model, SimConfig(cfg.physics_dt, cfg.control_dt, cfg.gantry,
                                                      parse_pushes(cfg.pushes)))
         self.index = JointIndex(robot.joint_names)
-        self.kp, self.kd = robot.gains(cfg.gain_profile)
+        self.gains = GainsInForce(cfg.gain_profile, *robot.gains(cfg.gain_profile))
         self.damping = JointCommand.damping(len(robot.joint_names), robot.gains(cfg.damping_profile)[1])
         self.limiter = CommandLimiter(JointLimits(robot.q_lower, robot.q_upper, robot.velocity_limit,
                                                   robot.effort_limit))
         initial = self.sim.state().q
         self.limiter.reset(initial)
-        self.command = JointCommand.hold(initial, self.kp, self.kd)  # last safe command
+        self.command = JointCommand.hold(initial, self.gains.kp, self.gains.kd)  # last safe command
         self.watchdog = InputWatchdog(WatchdogTimeouts(cfg.command_hold_after_s, cfg.command_damp_after_s))
         self.freshness = Freshness.WAITING
         self.warn = WarnOnce(self)
         self.commands_applied = 0
         self.commands_rejected = 0
-        self.slipped_s = 0.0  # real time: wall seconds the simulation fell behind and did not catch up
+        self.wall_clock = WallClockFollower(cfg.realtime_factor, cfg.max_lag_s, time.monotonic())  # real time
 
         self.pub_joints = self.create_publisher(JointState, "joint_states", QOS_STATE)
         self.pub_imu = self.create_publisher(Imu, "imu", QOS_STATE)
         self.pub_odom = self.create_publisher(Odometry, "odom", QOS_STATE)
         self.pub_clock = self.create_publisher(ClockMsg, "/clock", QOS_STATE)
+        # Before joint_command's: rclpy serves ready subscriptions in creation order (a tick's gains, then its command).
+        self.create_subscription(JointState, "teleop/gains", self.on_gains, QOS_LATCHED)
         self.create_subscription(JointState, "joint_command", self.on_command, QOS_COMMAND)
         self.started = not cfg.wait_for_start
         self.create_subscription(Empty, "sim/start", self.on_start, QOS_LATCHED)
         self.diagnostics = Diagnostics(self, lambda: {
             "sim_time_s": self.sim.stamp_ns / 1e9, "commands_applied": self.commands_applied,
             "commands_rejected": self.commands_rejected, "input": self.freshness.value,
-            "lockstep": cfg.lockstep, "gantry": cfg.gantry, "slipped_s": round(self.slipped_s, 3),
+            "lockstep": cfg.lockstep, "gantry": cfg.gantry, "slipped_s": round(self.wall_clock.slipped_s, 3),
+            "gains": self.gains.source, "gains_refused": self.gains.refused,
         })
         wall = Clock(clock_type=ClockType.STEADY_TIME)
         self.viewer = open_passive_viewer(self.sim) if cfg.viewer else None
@@ -116,14 +132,13 @@ class SimBridge(Node):
         if cfg.lockstep:
             self.create_timer(cfg.republish_period_s / 2, self.republish_if_waiting, clock=wall)
         else:
-            self._wall_start = time.monotonic()
             self.create_timer(cfg.physics_dt, self.run_realtime, clock=wall)
         if self.started:
             self.publish_state()
         self.get_logger().info(
             f"MuJoCo G1 ready: {robot.model_path.name}, physics {cfg.physics_dt * 1e3:g} ms, control "
             f"{cfg.control_dt * 1e3:g} ms, {'lockstep' if cfg.lockstep else 'real time'}, "
-            f"gantry {'on' if cfg.gantry else 'off'}"
+            f"gantry {'on' if cfg.gantry else 'off'}, gains: {self.gains.source}"
             + "".join(f"; push {p.force_n} N at {p.start_s:g} s for {p.duration_s:g} s" for p in self.sim.config.pushes)
         )
 
@@ -134,9 +149,21 @@ class SimBridge(Node):
             self.publish_state()
 
     # -- commands ---------------------------------------------------------------------------------
+    def on_gains(self, msg: JointState) -> None:
+        try:
+            kp, kd = gains_from_msg(msg, self.index, *self.robot.gain_limits)
+        except MalformedJointMessage as exc:
+            self.gains.refuse()
+            self.warn(f"gains {exc.kind}", f"refused teleop/gains: {exc}; the gains in force stay "
+                                           f"({self.gains.source})")
+            return
+        if self.gains.take(kp, kd, self.sim.stamp_ns / 1e9):
+            self.get_logger().info(f"teleop/gains received: the controller's gains replace gain profile "
+                                   f"'{self.cfg.gain_profile}' from the next joint_command on")
+
     def parse(self, msg: JointState) -> JointCommand | None:
         try:
-            return command_from_joint_state(msg, self.index, self.kp, self.kd)
+            return command_from_joint_state(msg, self.index, self.gains.kp, self.gains.kd)
         except MalformedJointMessage as exc:
             self.commands_rejected += 1
             self.warn(exc.kind, f"rejected joint_command: {exc}; keeping the last safe command")
@@ -164,29 +191,22 @@ class SimBridge(Node):
             self.publish_state()
 
     def run_realtime(self) -> None:
-        """Step until simulated time catches up with wall time (at most one control period per call);
-        more than max_lag_s behind, slip: the wall clock's origin moves so that the lag is max_lag_s."""
+        """Step until simulated time catches up with wall time (at most one control period per call); more than
+        max_lag_s behind, slip (sim.wall_clock)."""
         if not self.started:
-            self._wall_start = time.monotonic()
+            self.wall_clock.restart(time.monotonic())
             self.republish_if_waiting()
             return
-        cfg = self.cfg
-        target_ns = (time.monotonic() - self._wall_start) * cfg.realtime_factor * 1e9
-        lag_s = (target_ns - self.sim.stamp_ns) / 1e9
-        if lag_s > cfg.max_lag_s:
-            slip_s = (lag_s - cfg.max_lag_s) / cfg.realtime_factor
-            self._wall_start += slip_s
-            self.slipped_s += slip_s
-            target_ns = self.sim.stamp_ns + cfg.max_lag_s * 1e9
-            if slip_s > 0.05:
-                self.warn("slip", f"the simulation fell {lag_s * 1e3:.0f} ms behind the wall clock (a starved "
-                                  "process?): it slips instead of catching up; see slipped_s in diagnostics")
+        catch_up = self.wall_clock.catch_up(time.monotonic(), self.sim.stamp_ns)
+        if catch_up.slip_s > 0.05:
+            self.warn("slip", f"the simulation fell {catch_up.lag_s * 1e3:.0f} ms behind the wall clock (a starved "
+                              "process?): it slips instead of catching up; see slipped_s in diagnostics")
         freshness = self.watchdog.freshness(time.monotonic())
         if freshness != self.freshness:
             self._report(freshness)
         command = fallback_command(freshness, self.command, self.damping)
         stepped = 0
-        while self.sim.stamp_ns < target_ns and stepped < self.sim.config.decimation:
+        while self.sim.stamp_ns < catch_up.target_ns and stepped < self.sim.config.decimation:
             self.sim.step(command)
             stepped += 1
         if stepped:
