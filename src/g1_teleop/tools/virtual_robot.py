@@ -42,7 +42,6 @@ import gc
 import json
 import math
 import signal
-import socket
 import struct
 import sys
 import time
@@ -50,7 +49,6 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from xml.sax.saxutils import quoteattr
 
 import numpy as np
 
@@ -58,6 +56,15 @@ from g1_teleop.core.limits import JointCommand
 from g1_teleop.core.realtime_loop import Pacer
 from g1_teleop.hardware.lowcmd import NUM_BODY_JOINTS, lowcmd_crc, lowcmd_from_cdr, unpack_lowcmd
 from g1_teleop.hardware.lowstate import lowstate_to_cdr, new_lowstate, pack_lowstate
+from g1_teleop.hardware.robot_dds import (
+    MAX_DOMAIN_ID,
+    TOPIC_LOWCMD,
+    TOPIC_LOWSTATE,
+    TOPIC_WIRELESS_CONTROLLER,
+    RobotDds,
+    RobotDdsUnavailable,
+    topic_type,
+)
 from g1_teleop.hardware.wireless_remote import BUTTONS, WirelessRemote, encode_wireless_remote
 
 if TYPE_CHECKING:
@@ -65,19 +72,13 @@ if TYPE_CHECKING:
 
 LOWSTATE_PERIOD_S = 0.002  # rt/lowstate every 2 ms (500 Hz) of simulated time
 DEFAULT_MODE_MACHINE = 5  # reported by 29-DoF G1s (GR00T's G1 configuration hard-codes it; others report 6)
-MAX_DOMAIN_ID = 232  # the highest id of the standard DDS port mapping
 STATUS_PERIOD_S = 1.0  # wall time between status lines
 MAX_LAG_S = 0.1  # further behind the wall clock than this, the pacing restarts from now (counted)
-TOPIC_LOWSTATE = "rt/lowstate"
-TOPIC_LOWCMD = "rt/lowcmd"
-TOPIC_WIRELESS_CONTROLLER = "rt/wirelesscontroller"
 LOWCMD_QUEUE_DEPTH = 64  # LowCmd samples kept between two reads (every one is checked and counted)
 HAND_STATE_PERIODS = 5  # rt/dex3/*/state every 5 LowState periods: 100 Hz
 
 _WIRELESS_CONTROLLER = struct.Struct("<4fH")  # unitree_go WirelessController_: lx, ly, rx, ry, keys
 _CDR_LITTLE_ENDIAN = (b"\x00\x01", b"\x00\x07")
-_CYCLONEDDS_CONFIG = ('<CycloneDDS><Domain Id="any"><General><Interfaces><NetworkInterface name={name} '
-                      'priority="default" multicast="default"/></Interfaces></General></Domain></CycloneDDS>')
 
 
 @dataclass(frozen=True)
@@ -207,31 +208,20 @@ class VirtualRobot:
 class EmulatedHands:
     """The Dex3 hands' DDS side: HandCmd in, HandState out, around an :class:`EmulatedHand` each."""
 
-    def __init__(self, participant: Any) -> None:
-        from cyclonedds.core import Policy, Qos
-        from cyclonedds.internal import InvalidSample
-        from cyclonedds.pub import DataWriter
-        from cyclonedds.sub import DataReader
-        from cyclonedds.topic import Topic
-        from unitree_sdk2py.idl.unitree_hg.msg.dds_ import HandCmd_, HandState_
-
+    def __init__(self, dds: RobotDds) -> None:
         from g1_teleop.hardware.dex3 import SIDES, load_dex3
         from g1_teleop.tools.dex3_emulator import EmulatedHand
 
         dex3 = load_dex3()
-        self._invalid = InvalidSample
         self.hands = {side: EmulatedHand(dex3.limits[side]) for side in SIDES}
-        p = participant
-        self._readers = {side: DataReader(p, Topic(p, f"rt/dex3/{side}/cmd", HandCmd_),
-                                          Qos(Policy.History.KeepLast(8))) for side in SIDES}
-        self._writers = {side: DataWriter(p, Topic(p, f"rt/dex3/{side}/state", HandState_)) for side in SIDES}
+        self._readers = {side: dds.reader(f"rt/dex3/{side}/cmd", history=8) for side in SIDES}
+        self._writers = {side: dds.writer(f"rt/dex3/{side}/state") for side in SIDES}
 
     def step(self, dt: float, publish: bool) -> None:
         """Apply the commands received, advance ``dt`` seconds, and publish the states if ``publish``."""
         for side, hand in self.hands.items():
-            for message in self._readers[side].take(8):
-                if not isinstance(message, self._invalid):  # (a writer went away)
-                    hand.receive(message)
+            for message in self._readers[side].take():
+                hand.receive(message)
             hand.advance(dt)
             if publish:
                 self._writers[side].write(hand.state_message())
@@ -248,81 +238,6 @@ def rpy_zyx(quat_wxyz: np.ndarray) -> np.ndarray:
     pitch = math.asin(max(-1.0, min(1.0, 2.0 * (w * y - z * x))))
     yaw = math.atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
     return np.array([roll, pitch, yaw])
-
-
-class RobotDdsUnavailable(RuntimeError):
-    """The robot SDK (unitree_sdk2py on CycloneDDS) cannot be imported, or the DDS domain cannot be opened."""
-
-
-def robot_topic_types() -> dict[str, type]:
-    """The SDK's IDL types of the robot topics by topic name."""
-    try:
-        from unitree_sdk2py.idl.unitree_go.msg.dds_ import WirelessController_
-        from unitree_sdk2py.idl.unitree_hg.msg.dds_ import LowCmd_, LowState_
-    except Exception as exc:  # ImportError, or CycloneDDS's library loader error on a wrong CYCLONEDDS_HOME
-        raise RobotDdsUnavailable(
-            f"the robot SDK is not usable ({type(exc).__name__}: {exc}); install it with "
-            "scripts/install_robot_sdk.sh and leave CYCLONEDDS_HOME unset (or point it at a folder with "
-            "lib/libddsc.so)") from exc
-    return {TOPIC_LOWSTATE: LowState_, TOPIC_LOWCMD: LowCmd_, TOPIC_WIRELESS_CONTROLLER: WirelessController_}
-
-
-class RawWriter:
-    """Writes CDR samples on one topic as they are (default QoS, as the SDK's channels)."""
-
-    def __init__(self, participant: Any, topic: str, idl_type: type) -> None:
-        from cyclonedds._clayer import ddspy_write
-        from cyclonedds.pub import DataWriter
-        from cyclonedds.topic import Topic
-
-        self.topic = topic
-        self._writer = DataWriter(participant, Topic(participant, topic, idl_type))
-        self._write = ddspy_write
-
-    def write(self, sample: bytes) -> None:
-        status = self._write(self._writer._ref, sample)
-        if status < 0:
-            from cyclonedds.core import DDSException
-
-            raise DDSException(status, f"writing {self.topic}")
-
-
-class RawReader:
-    """Takes the CDR samples received on one topic (default QoS but a history of ``depth`` samples)."""
-
-    def __init__(self, participant: Any, topic: str, idl_type: type, depth: int) -> None:
-        from cyclonedds._clayer import ddspy_take
-        from cyclonedds.core import Policy, Qos
-        from cyclonedds.sub import DataReader
-        from cyclonedds.topic import Topic
-
-        self.topic = topic
-        self.depth = depth
-        self._reader = DataReader(participant, Topic(participant, topic, idl_type), Qos(Policy.History.KeepLast(depth)))
-        self._take = ddspy_take
-
-    def take(self) -> list[bytes]:
-        """The samples received since the last call, oldest first (at most ``depth``)."""
-        taken = self._take(self._reader._ref, self.depth)
-        if isinstance(taken, int):
-            from cyclonedds.core import DDSException
-
-            raise DDSException(taken, f"taking {self.topic}")
-        return [data for data, info in taken if info.valid_data]
-
-
-def open_dds_participant(domain_id: int, interface: str) -> tuple[Any, Any]:
-    """(domain, participant) of a CycloneDDS domain bound to one network interface (keep both alive)."""
-    from cyclonedds.core import DDSException
-    from cyclonedds.domain import Domain, DomainParticipant
-
-    try:
-        domain = Domain(domain_id, _CYCLONEDDS_CONFIG.format(name=quoteattr(interface)))
-        return domain, DomainParticipant(domain_id)
-    except DDSException as exc:
-        interfaces = ", ".join(name for _, name in socket.if_nameindex())
-        raise RobotDdsUnavailable(f"cannot open DDS domain {domain_id} on interface {interface!r} ({exc}); "
-                                  f"interfaces here: {interfaces}") from exc
 
 
 def run(config: VirtualRobotConfig, log: Callable[[str], None] = print) -> dict[str, Any]:
@@ -345,16 +260,16 @@ def _run(config: VirtualRobotConfig, log: Callable[[str], None], stop: list[int]
     from g1_teleop.core.robot_description import load_robot
     from g1_teleop.sim.simulator import SimConfig, Simulator
 
-    types = robot_topic_types()
+    topic_type(TOPIC_LOWSTATE)  # without the robot SDK, say so before building the model
     robot = load_robot(model=Path(config.model) if config.model else None)
     sim = Simulator(robot, build_mujoco_model(robot, timestep=config.physics_dt),
                     SimConfig(config.physics_dt, LOWSTATE_PERIOD_S, config.gantry))
     vr = VirtualRobot(sim, config.mode_machine)
-    _domain, participant = open_dds_participant(config.domain_id, config.interface)
-    lowstate_writer = RawWriter(participant, TOPIC_LOWSTATE, types[TOPIC_LOWSTATE])
-    lowcmd_reader = RawReader(participant, TOPIC_LOWCMD, types[TOPIC_LOWCMD], LOWCMD_QUEUE_DEPTH)
-    remote_reader = RawReader(participant, TOPIC_WIRELESS_CONTROLLER, types[TOPIC_WIRELESS_CONTROLLER], 1)
-    hands = EmulatedHands(participant) if config.dex3 else None
+    dds = RobotDds(config.domain_id, config.interface)
+    lowstate_writer = dds.raw_writer(TOPIC_LOWSTATE)
+    lowcmd_reader = dds.raw_reader(TOPIC_LOWCMD, history=LOWCMD_QUEUE_DEPTH)
+    remote_reader = dds.raw_reader(TOPIC_WIRELESS_CONTROLLER, history=1)
+    hands = EmulatedHands(dds) if config.dex3 else None
 
     log(f"virtual_robot ready: domain {config.domain_id}, interface {config.interface}, model "
         f"{robot.model_path.name}, physics {config.physics_dt * 1e3:g} ms, gantry {'on' if config.gantry else 'off'}, "

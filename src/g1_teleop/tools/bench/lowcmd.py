@@ -42,17 +42,12 @@ COMMAND_PERIOD_S = 0.0203
 
 def _encode_and_write(probe, writes: int) -> dict[str, float]:
     """Pack + CRC + CDR, then the DDS write, of zero-gain LowCmds at 500 Hz to the virtual robot."""
-    from cyclonedds._clayer import ddspy_write
-    from cyclonedds.pub import DataWriter
-    from cyclonedds.topic import Topic
-    from unitree_sdk2py.idl.unitree_hg.msg.dds_ import LowCmd_
-
     from g1_teleop.core.limits import JointCommand
     from g1_teleop.hardware.lowcmd import MODE_PR, NUM_BODY_JOINTS, lowcmd_to_cdr, motor_slots, pack_lowcmd
+    from g1_teleop.hardware.robot_dds import TOPIC_LOWCMD, DdsError
     from g1_teleop.tools.virtual_robot import DEFAULT_MODE_MACHINE
 
-    participant = probe.participant
-    writer = DataWriter(participant, Topic(participant, "rt/lowcmd", LowCmd_))
+    writer = probe.dds.raw_writer(TOPIC_LOWCMD)
     zero = JointCommand.damping(NUM_BODY_JOINTS, 0.0)
     encode, write = [], []
     pacer = Pacer(0.002, max_lag_s=math.inf)
@@ -61,11 +56,13 @@ def _encode_and_write(probe, writes: int) -> dict[str, float]:
         t0 = time.perf_counter()
         cdr = lowcmd_to_cdr(pack_lowcmd(MODE_PR, DEFAULT_MODE_MACHINE, **motor_slots(zero))[0])
         t1 = time.perf_counter()
-        if ddspy_write(writer._ref, cdr) < 0:
-            raise BenchError("CycloneDDS refused a LowCmd write on lo")
+        try:
+            writer.write(cdr)
+        except DdsError as exc:
+            raise BenchError(f"CycloneDDS refused a LowCmd write on lo: {exc}") from None
         write.append(time.perf_counter() - t1)
         encode.append(t1 - t0)
-    del writer
+    writer.close()  # (the bridge is the one LowCmd writer from here on)
     total = np.asarray(encode) + np.asarray(write)
     figures: dict[str, float] = {"writes": writes}
     for name, samples in (("encode_crc", encode), ("write", write), ("encode_crc_write", list(total))):
