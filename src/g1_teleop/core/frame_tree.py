@@ -44,6 +44,7 @@ class FrameTree:
         self._model, self._data = model, model.createData()
         self._joints = PinJointMap.from_model(model, robot.joint_names)
         self._q = pin.neutral(model)
+        self._last: tuple[np.ndarray, dict[str, np.ndarray]] | None = None  # (q, its placements)
         ids: dict[str, int] = {}
         for i, frame in enumerate(model.frames):
             if frame.type in _FRAME_KINDS:
@@ -92,11 +93,15 @@ class FrameTree:
         return self._standing_foot_z - min(float(world_R_root[2] @ placements[f][:3, 3]) for f in self._feet)
 
     def _placements(self, q: np.ndarray) -> dict[str, np.ndarray]:
-        """Every frame's transform in the root link."""
+        """Every frame's transform in the root link (the last q's are kept: a tick asks several times)."""
+        if self._last is not None and np.array_equal(self._last[0], q):
+            return self._last[1]
         self._q[self._joints.idx_q] = q
         pin.framesForwardKinematics(self._model, self._data, self._q)
         root_inv = self._data.oMf[self._ids[self.root]].inverse()
-        return {name: (root_inv * self._data.oMf[i]).homogeneous for name, i in self._ids.items()}
+        placements = {name: (root_inv * self._data.oMf[i]).homogeneous for name, i in self._ids.items()}
+        self._last = (np.array(q, dtype=float), placements)
+        return placements
 
     def _transforms(self, placements: dict[str, np.ndarray], fixed: bool) -> tuple[Transform, ...]:
         return tuple((e.parent, e.child, np.linalg.solve(placements[e.parent], placements[e.child]))

@@ -4,13 +4,13 @@ conversions from the core's transforms. A transform ``parent_T_child`` (4×4, m)
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Sequence
 
 import numpy as np
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import TransformStamped
 
-from g1_teleop.core.rotations import position_wxyz, transform
+from g1_teleop.core.rotations import transform, wxyz_from_matrix
 from g1_teleop.ros.message_build import message_package
 
 TF_MESSAGE = "geometry_msgs/TransformStamped[] transforms\n"  # tf2_msgs/msg/TFMessage, as upstream defines it
@@ -18,20 +18,22 @@ TFMessage = message_package("tf2_msgs", {"TFMessage": TF_MESSAGE},
                             depends=("geometry_msgs", "std_msgs", "builtin_interfaces")).TFMessage
 
 
-def transform_stamped_msg(parent: str, child: str, parent_T_child: np.ndarray, stamp: Time) -> TransformStamped:
-    """geometry_msgs/TransformStamped of frame ``child`` in frame ``parent`` (4×4 transform, m)."""
-    msg = TransformStamped(child_frame_id=child)
-    msg.header.stamp, msg.header.frame_id = stamp, parent
-    position, q = position_wxyz(parent_T_child)
-    t, r = msg.transform.translation, msg.transform.rotation
-    t.x, t.y, t.z = (float(v) for v in position)
-    r.w, r.x, r.y, r.z = (float(v) for v in q)
-    return msg
-
-
-def tf_message(transforms: Iterable[tuple[str, str, np.ndarray]], stamp: Time) -> TFMessage:
-    """A TFMessage of (parent, child, parent_T_child) transforms, all stamped ``stamp``."""
-    return TFMessage(transforms=[transform_stamped_msg(parent, child, T, stamp) for parent, child, T in transforms])
+def tf_message(transforms: Sequence[tuple[str, str, np.ndarray]], stamp: Time) -> TFMessage:
+    """A TFMessage of (parent, child, parent_T_child) transforms (4×4, m), all stamped ``stamp``: each a
+    TransformStamped of frame child in frame parent. (The rotations are converted in one batch: one at a time
+    costs ~0.1 ms each, which a 29-link tree at 200 Hz cannot afford.)"""
+    if not transforms:
+        return TFMessage()
+    quaternions = wxyz_from_matrix(np.stack([T[:3, :3] for _, _, T in transforms])).reshape(-1, 4)
+    messages = []
+    for (parent, child, T), q in zip(transforms, quaternions, strict=True):
+        msg = TransformStamped(child_frame_id=child)
+        msg.header.stamp, msg.header.frame_id = stamp, parent
+        t, r = msg.transform.translation, msg.transform.rotation
+        t.x, t.y, t.z = (float(v) for v in T[:3, 3])
+        r.w, r.x, r.y, r.z = (float(v) for v in q)
+        messages.append(msg)
+    return TFMessage(transforms=messages)
 
 
 def transform_from_msg(msg: TransformStamped) -> np.ndarray:

@@ -1,0 +1,174 @@
+"""robot_state: the robot's frames and description for RViz and Foxglove (robot_state_publisher's job, and more).
+
+Publishes, from the robot model (g1_teleop.core.frame_tree):
+
+- robot_description (std_msgs/String, latched): the URDF text of the model in use. An MJCF model has no URDF
+  (neither MuJoCo nor Pinocchio writes one), so nothing is published then: the frames are all there, the
+  robot's shape is not (give the matching URDF as ``model`` to see it).
+- /tf_static (latched): the fixed frames (imu_in_pelvis, left_eye, right_eye, left_ee, right_ee, an MJCF's sites).
+- /tf: every link a joint moves, parent → child as the model names them, stamped with the joint_states it
+  comes from; ``world`` → ``pelvis`` from odom (``base_pose`` odom: the simulator's ground truth) or from
+  the IMU's orientation with the pelvis over its feet (``imu``: the real robot has no odometry; x, y stay 0);
+  ``pelvis`` → ``xr_world`` from xr/head: the headset's world placed as the wrist targets are (xr_input's
+  head-relative mapping, operator.xr_frames.ik_T_world), so the operator's head is drawn where it acts.
+- teleop/wrist_markers (visualization_msgs/MarkerArray, frame pelvis): the wrist targets (xr/*_wrist) and
+  the reached hand points (left_ee, right_ee of joint_states).
+
+``links`` false leaves robot_description, /tf_static and the links to robot_state_publisher (on a ROS
+distribution the launch files start it for a URDF model) and publishes the rest.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from builtin_interfaces.msg import Time
+from geometry_msgs.msg import PoseStamped
+from nav_msgs.msg import Odometry
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import Imu, JointState
+from std_msgs.msg import String
+from visualization_msgs.msg import MarkerArray
+
+from g1_teleop.core.frame_tree import FrameTree, Transform
+from g1_teleop.core.joint_vector import JointIndex, MalformedJointMessage
+from g1_teleop.core.pinocchio_model import build_pinocchio_model
+from g1_teleop.core.robot_description import load_robot
+from g1_teleop.core.rotations import transform, wxyz_from_matrix
+from g1_teleop.core.settings import check_settings, setting
+from g1_teleop.operator.xr_frames import ik_T_world
+from g1_teleop.ros.diagnostics import Diagnostics, WarnOnce
+from g1_teleop.ros.messages import imu_orientation_wxyz, transform_from_pose_msg
+from g1_teleop.ros.node_main import run
+from g1_teleop.ros.parameters import declare_config
+from g1_teleop.ros.qos import QOS_LATCHED, QOS_SENSOR, QOS_STATE
+from g1_teleop.ros.tf_messages import TFMessage, tf_message
+from g1_teleop.ros.wrist_markers import REACHED, SIDES, TARGET, wrist_markers
+
+BASE_POSES = ("odom", "imu", "none")
+WORLD, XR_WORLD = "world", "xr_world"
+# tf2's broadcasters: /tf reliable, 100 deep; /tf_static reliable, transient local (late joiners get it)
+QOS_TF = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=100, reliability=ReliabilityPolicy.RELIABLE)
+QOS_TF_STATIC = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                           durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+
+@dataclass(frozen=True)
+class RobotStateConfig:
+    """robot_state's ROS parameters (read once at start-up)."""
+
+    model: str = setting("", "robot model file (MJCF .xml or URDF); empty: the one robot_config names")
+    robot_config: str = setting("", "robot configuration (YAML); empty: config/g1_29dof.yaml")
+    base_pose: str = setting("odom", "where world → pelvis comes from: odom (nav_msgs/Odometry, the simulator's "
+                             "ground truth), imu (the IMU's orientation, the pelvis over its feet at x = y = 0: "
+                             "a robot without odometry) or none (no world frame)", choices=BASE_POSES)
+    links: bool = setting(True, "publish robot_description, /tf_static and the links' /tf; false: "
+                          "robot_state_publisher does")
+
+    def __post_init__(self) -> None:
+        check_settings(self)
+
+
+class RobotState(Node):
+    """The robot's TF tree, description and wrist markers (see the module docstring)."""
+
+    def __init__(self) -> None:
+        super().__init__("robot_state")
+        cfg = self.cfg = declare_config(self, RobotStateConfig)
+        robot = load_robot(cfg.robot_config or None, cfg.model or None)
+        self.tree = FrameTree(robot, build_pinocchio_model(robot))
+        self.index = JointIndex(robot.joint_names)
+        self.ee = {side: robot.frames[f"{side}_ee"].name for side in SIDES}
+        self.q: np.ndarray | None = None
+        self.targets: dict[str, PoseStamped] = {}
+        self.warn = WarnOnce(self)
+        self.published = 0
+        self.pub_tf = self.create_publisher(TFMessage, "/tf", QOS_TF)
+        self.pub_markers = self.create_publisher(MarkerArray, "teleop/wrist_markers", QOS_STATE)
+        described = "links off"
+        if cfg.links:
+            described = self.publish_description(robot.model_path.read_text() if not robot.model_is_mjcf else None)
+        self.create_subscription(JointState, "joint_states", self.on_joint_states, QOS_STATE)
+        if cfg.base_pose == "odom":
+            self.create_subscription(Odometry, "odom", self.on_odom, QOS_STATE)
+        elif cfg.base_pose == "imu":
+            self.create_subscription(Imu, "imu", self.on_imu, QOS_STATE)
+        self.create_subscription(PoseStamped, "xr/head", self.on_head, QOS_SENSOR)
+        for side in SIDES:
+            self.create_subscription(PoseStamped, f"xr/{side}_wrist", lambda m, s=side: self.on_wrist(s, m),
+                                     QOS_SENSOR)
+        self.diagnostics = Diagnostics(self, lambda: {"tf_published": self.published, "frames": len(self.tree.frames),
+                                                      "base_pose": cfg.base_pose, "links": cfg.links})
+        self.get_logger().info(f"{robot.model_path.name}: {len(self.tree.frames)} frames rooted at {self.tree.root}, "
+                               f"world → {self.tree.root} from {cfg.base_pose}; {described}")
+
+    def publish_description(self, urdf: str | None) -> str:
+        """robot_description (the URDF, latched) and /tf_static; says what was published."""
+        self.pub_static = self.create_publisher(TFMessage, "/tf_static", QOS_TF_STATIC)
+        self.pub_static.publish(tf_message(self.tree.static, self.get_clock().now().to_msg()))
+        if urdf is None:
+            return (f"{len(self.tree.static)} fixed frames; no robot_description: an MJCF model has no URDF "
+                    "(give the matching URDF as model to see the robot's shape)")
+        self.pub_description = self.create_publisher(String, "robot_description", QOS_LATCHED)
+        self.pub_description.publish(String(data=urdf))
+        return f"{len(self.tree.static)} fixed frames and robot_description ({len(urdf)} characters of URDF)"
+
+    def publish(self, transforms: list[Transform], stamp: Time) -> None:
+        self.pub_tf.publish(tf_message(transforms, stamp))
+        self.published += 1
+
+    def on_joint_states(self, msg: JointState) -> None:
+        try:
+            self.q = self.index.parse(msg.name, msg.position).position
+        except MalformedJointMessage as exc:
+            self.warn(exc.kind, f"ignored joint_states: {exc}")
+            return
+        if self.cfg.links:
+            self.publish(list(self.tree.moving(self.q)), msg.header.stamp)
+        reached = [self.tree.root_T(self.q, self.ee[side]) for side in SIDES]
+        orientations = wxyz_from_matrix(np.stack([T[:3, :3] for T in reached]))  # one batch: scipy is slow per call
+        markers = [m for side, T, q in zip(SIDES, reached, orientations, strict=True)
+                   for m in wrist_markers(REACHED, side, T[:3, 3], q, msg.header.stamp, self.tree.root)]
+        for side, target in self.targets.items():
+            p, o = target.pose.position, target.pose.orientation
+            markers += wrist_markers(TARGET, side, np.array([p.x, p.y, p.z]), np.array([o.w, o.x, o.y, o.z]),
+                                     target.header.stamp, target.header.frame_id)
+        self.pub_markers.publish(MarkerArray(markers=markers))
+
+    def on_odom(self, msg: Odometry) -> None:
+        p, o = msg.pose.pose.position, msg.pose.pose.orientation
+        self.publish([(msg.header.frame_id, msg.child_frame_id, transform((p.x, p.y, p.z), (o.w, o.x, o.y, o.z)))],
+                     msg.header.stamp)
+
+    def on_imu(self, msg: Imu) -> None:
+        if self.q is None:
+            return  # the pelvis height needs the legs
+        world_q_pelvis = imu_orientation_wxyz(msg)  # the IMU frame is the pelvis's (imu_in_pelvis: identity)
+        height = self.tree.pelvis_height(self.q, world_q_pelvis)
+        self.publish([(WORLD, self.tree.root, transform((0.0, 0.0, height), world_q_pelvis))], msg.header.stamp)
+
+    def on_head(self, msg: PoseStamped) -> None:
+        try:
+            world_T_head = transform_from_pose_msg(msg)
+        except ValueError as exc:
+            self.warn("head", f"ignored xr/head: {exc}")
+            return
+        self.publish([(self.tree.root, msg.header.frame_id or XR_WORLD, ik_T_world(world_T_head))], msg.header.stamp)
+
+    def on_wrist(self, side: str, msg: PoseStamped) -> None:
+        try:
+            transform_from_pose_msg(msg)  # finite, unit quaternion
+        except ValueError as exc:
+            self.warn(f"{side} wrist", f"ignored xr/{side}_wrist: {exc}")
+            return
+        self.targets[side] = msg
+
+
+def main(args: list[str] | None = None) -> None:
+    run(RobotState, args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,163 @@
+"""robot_state in the simulation graph (lockstep), heard over DDS by this process as RViz or Foxglove would.
+
+/robot_description and /tf_static are latched (this process joins late and still gets them); every /tf
+transform of a joint_states stamp is where MuJoCo's forward kinematics of those joint positions puts the
+child in the parent (1e-9); world → pelvis is the odometry of the same stamp; pelvis → xr_world puts the
+operator's head where the head-relative wrist mapping says; the markers' reached wrists are the hand points
+of the same joint_states; and every frame id the graph's topics carry is a frame of the tree.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Callable
+
+import mujoco
+import numpy as np
+import pytest
+import rclpy
+from geometry_msgs.msg import PoseStamped
+from nav_msgs.msg import Odometry
+from rclpy.executors import SingleThreadedExecutor
+from sensor_msgs.msg import Imu, JointState, Joy, TimeReference
+from std_msgs.msg import String
+from visualization_msgs.msg import MarkerArray
+
+from g1_teleop.core.mujoco_model import MjJointMap, build_mujoco_model
+from g1_teleop.core.robot_description import FREE_JOINT_NAME
+from g1_teleop.core.rotations import transform
+from g1_teleop.launching.graph_description import load_graph
+from g1_teleop.launching.process_runner import GraphProcesses
+from g1_teleop.nodes.robot_state import QOS_TF, QOS_TF_STATIC
+from g1_teleop.operator.xr_frames import IK_ORIGIN_IN_HEAD_FRAME
+from g1_teleop.ros.messages import stamp_ns, transform_from_pose_msg
+from g1_teleop.ros.qos import QOS_COMMAND, QOS_LATCHED, QOS_SENSOR, QOS_STATE
+from g1_teleop.ros.tf_messages import TFMessage, transform_from_msg
+from g1_teleop.ros.wrist_markers import REACHED
+
+pytestmark = pytest.mark.integration
+
+STARTUP_S = 45.0
+FIXED_FRAMES = {"imu_in_pelvis", "left_eye", "right_eye", "left_ee", "right_ee"}
+TOLERANCE = 1e-9
+# Header frame ids that name no place, so no TF frame: a Joy header's is the device (hw_bridge's
+# "wireless_remote" tells its remote from a Joy device's), a TimeReference's is unused (its definition says so).
+NOT_FRAMES = (Joy, TimeReference)
+
+
+def wait_for(condition: Callable[[], bool], timeout_s: float) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def test_frames_description_and_markers_answer_the_joint_states(ros_domain, robot):
+    lines: list[str] = []
+    graph = GraphProcesses(load_graph("sim").resolve(), output=lines.append)
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=ros_domain)
+    node = rclpy.create_node("robot_state_test", context=context)
+    heard: dict[str, list] = defaultdict(list)
+
+    def keep(topic: str) -> Callable[[object], None]:
+        return lambda msg: heard[topic].append(msg)
+
+    for msg_type, topic, qos in ((String, "robot_description", QOS_LATCHED), (TFMessage, "/tf_static", QOS_TF_STATIC),
+                                 (TFMessage, "/tf", QOS_TF), (JointState, "joint_states", QOS_STATE),
+                                 (Odometry, "odom", QOS_STATE), (Imu, "imu", QOS_STATE),
+                                 (PoseStamped, "xr/head", QOS_SENSOR), (PoseStamped, "xr/left_wrist", QOS_SENSOR),
+                                 (PoseStamped, "xr/right_wrist", QOS_SENSOR), (Joy, "joy", QOS_SENSOR),
+                                 (JointState, "teleop/arm_target", QOS_COMMAND),
+                                 (JointState, "joint_command", QOS_COMMAND),
+                                 (TimeReference, "teleop/trace", QOS_COMMAND),
+                                 (MarkerArray, "teleop/wrist_markers", QOS_STATE)):
+        node.create_subscription(msg_type, topic, keep(topic), qos)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    graph.start()
+    spinner = threading.Thread(target=executor.spin, daemon=True)
+    spinner.start()
+    try:
+        assert wait_for(lambda: len(heard["teleop/wrist_markers"]) >= 50 and heard["teleop/trace"], STARTUP_S), (
+            f"heard {({k: len(v) for k, v in heard.items()})}\n" + "\n".join(lines[-40:]))
+        time.sleep(1.0)  # the last answers of what was heard
+    finally:
+        graph.stop()
+        executor.shutdown()
+        spinner.join(timeout=2.0)
+        node.destroy_node()
+        context.try_shutdown()
+
+    assert [m.data for m in heard["robot_description"]] == [robot.model_path.read_text()]
+    assert len(heard["/tf_static"]) == 1
+    static = {t.child_frame_id: t for t in heard["/tf_static"][0].transforms}
+    assert set(static) == FIXED_FRAMES
+    assert static["left_ee"].header.frame_id == "left_wrist_yaw_link"
+    np.testing.assert_allclose(transform_from_msg(static["left_ee"]), robot.frames["left_ee"].parent_T_frame,
+                               atol=TOLERANCE)
+
+    tf_by_stamp: dict[int, dict[str, object]] = defaultdict(dict)
+    for message in heard["/tf"]:
+        for t in message.transforms:
+            tf_by_stamp[stamp_ns(t.header.stamp)][t.child_frame_id] = t
+    model = build_mujoco_model(robot)
+    data = mujoco.MjData(model)
+    joints = MjJointMap.from_model(model, robot.joint_names)
+    checked = 0
+    states = {stamp_ns(s.header.stamp): s for s in heard["joint_states"]}
+    answered = [stamp for stamp in states if any(c not in ("pelvis", "xr_world") for c in tf_by_stamp.get(stamp, ()))]
+    since_first = [stamp for stamp in states if stamp >= answered[0]]
+    # it keeps up: on a loaded machine a state may be dropped (as robot_state_publisher would), not more
+    assert len(answered) >= 0.9 * len(since_first) - 5, f"{len(answered)} of {len(since_first)} states answered"
+    for stamp in answered[-20:]:
+        state = states[stamp]
+        links = {child: t for child, t in tf_by_stamp[stamp].items() if child not in ("pelvis", "xr_world")}
+        assert len(links) == 29, f"{len(links)} link transforms stamped {stamp}"
+        data.qpos[joints.qpos_adr] = np.array(state.position)[[state.name.index(n) for n in robot.joint_names]]
+        data.qpos[model.joint(FREE_JOINT_NAME).qposadr[0]:][:7] = [0, 0, 0, 1, 0, 0, 0]
+        mujoco.mj_kinematics(model, data)
+        for child, t in links.items():
+            parent = t.header.frame_id
+            world_T = {b: transform(data.xpos[model.body(b).id], data.xquat[model.body(b).id]) for b in (parent, child)}
+            np.testing.assert_allclose(transform_from_msg(t), np.linalg.solve(world_T[parent], world_T[child]),
+                                       atol=TOLERANCE, err_msg=f"{parent} → {child}")
+        checked += 1
+    odom = {stamp_ns(o.header.stamp): o for o in heard["odom"]}
+    for stamp, transforms in tf_by_stamp.items():
+        if "pelvis" in transforms and stamp in odom:  # (this process joined late: it missed the first odometry)
+            base = transforms["pelvis"]
+            assert base.header.frame_id == "world"
+            np.testing.assert_allclose(transform_from_msg(base), transform_from_pose_msg(odom[stamp].pose),
+                                       atol=TOLERANCE)
+    heads = [h for h in heard["xr/head"] if "xr_world" in tf_by_stamp.get(stamp_ns(h.header.stamp), ())]
+    assert len(heads) > 20
+    for head in heads:
+        pelvis_T_xr_world = transform_from_msg(tf_by_stamp[stamp_ns(head.header.stamp)]["xr_world"])
+        np.testing.assert_allclose((pelvis_T_xr_world @ transform_from_pose_msg(head))[:3, 3],
+                                   IK_ORIGIN_IN_HEAD_FRAME, atol=TOLERANCE)
+
+    markers = heard["teleop/wrist_markers"][-10].markers
+    reached = next(m for m in markers if m.ns == REACHED and m.id == 0)
+    state = next(s for s in heard["joint_states"] if s.header.stamp == reached.header.stamp)
+    data.qpos[joints.qpos_adr] = np.array(state.position)[[state.name.index(n) for n in robot.joint_names]]
+    mujoco.mj_kinematics(model, data)
+    pelvis, ee = (model.body(b).id for b in ("pelvis", "left_ee"))
+    expected = np.linalg.solve(transform(data.xpos[pelvis], data.xquat[pelvis]),
+                               transform(data.xpos[ee], data.xquat[ee]))
+    np.testing.assert_allclose(transform_from_pose_msg(reached), expected, atol=TOLERANCE)
+    assert {m.ns for m in markers} == {"wrist_target", REACHED} and len(markers) == 8
+
+    tree = {f for ts in tf_by_stamp.values() for t in ts.values() for f in (t.header.frame_id, t.child_frame_id)}
+    tree |= set(static)
+    used = {msg.header.frame_id for msgs in heard.values() for msg in msgs
+            if hasattr(msg, "header") and not isinstance(msg, NOT_FRAMES)}
+    used |= {o.child_frame_id for o in heard["odom"]} | {m.header.frame_id for a in heard["teleop/wrist_markers"]
+                                                       for m in a.markers}
+    assert used - {""} <= tree, f"frame ids of the graph's topics not in the TF tree: {sorted(used - tree - {''})}"
+    assert {"pelvis", "world", "xr_world", "imu_in_pelvis"} <= used
+    assert checked == 20 and sum(stamp in odom for stamp in tf_by_stamp) > 20
