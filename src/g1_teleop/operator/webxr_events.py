@@ -165,9 +165,10 @@ def _numbers(value: Any, count: int, where: str) -> np.ndarray:
     if not isinstance(value, (list, tuple)) or len(value) != count:
         got = f"{len(value)} values" if isinstance(value, (list, tuple)) else type(value).__name__
         raise MalformedEvent(f"{where} must be {count} numbers, got {got}")
-    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
+    array = np.array(value)
+    if array.dtype.kind not in "iuf":  # not all integers and floats: booleans, strings, nil, maps
         raise MalformedEvent(f"{where} must hold numbers only")
-    return np.asarray(value, dtype=float)
+    return array.astype(float, copy=False)
 
 
 def _pose(value: Any, where: str) -> np.ndarray:
