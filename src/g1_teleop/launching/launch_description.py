@@ -1,18 +1,52 @@
 """Turns a graph description (g1_teleop.launching.graph_description) into a ROS 2 LaunchDescription.
 
-Used by launch/*.launch.py on ROS distributions; the pip runner reads the same graph files.
+Used by launch/*.launch.py on ROS distributions; the pip runner reads the same graph files. Where the
+distribution has them, its own tools take over from the pip stand-ins: robot_state_publisher publishes
+robot_description, /tf_static and the links' /tf of a URDF model (robot_state then publishes only
+world → pelvis, xr_world and the wrist markers: ``links`` false), and foxglove_bridge serves Foxglove
+(port 8765) instead of tools/foxglove_bridge.py.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 
 from launch.actions import DeclareLaunchArgument, ExecuteProcess, OpaqueFunction, Shutdown
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
-from g1_teleop.launching.graph_description import load_graph
+from g1_teleop.core.robot_description import load_robot
+from g1_teleop.launching.graph_description import NodeSpec, load_graph
 from launch import LaunchDescription
+
+FOXGLOVE_PORT = 8765
+
+
+def _installed(package: str) -> bool:
+    from ament_index_python.packages import PackageNotFoundError, get_package_share_directory
+
+    try:
+        get_package_share_directory(package)
+    except (PackageNotFoundError, OSError):  # OSError: no AMENT_PREFIX_PATH, no ROS environment
+        return False
+    return True
+
+
+def _distribution_nodes(spec: NodeSpec) -> tuple[NodeSpec | None, list[Node]]:
+    """The graph's node (or None: replaced) and the distribution's nodes that take over its work."""
+    if spec.executable == "robot_state" and _installed("robot_state_publisher"):
+        robot = load_robot(model=spec.parameters.get("model") or None)
+        if robot.model_is_mjcf:
+            return spec, []  # robot_state_publisher reads URDF only: robot_state publishes every frame
+        publisher = Node(package="robot_state_publisher", executable="robot_state_publisher", output="screen",
+                         parameters=[{"robot_description": robot.model_path.read_text(),
+                                      "use_sim_time": bool(spec.parameters.get("use_sim_time", False))}])
+        return dataclasses.replace(spec, parameters={**spec.parameters, "links": False}), [publisher]
+    if spec.executable == "tools.foxglove_bridge" and _installed("foxglove_bridge"):
+        return None, [Node(package="foxglove_bridge", executable="foxglove_bridge", output="screen",
+                           parameters=[{"port": FOXGLOVE_PORT, "use_sim_time": "--use-sim-time" in spec.arguments}])]
+    return spec, []
 
 
 def graph_launch_description(graph_name: str) -> LaunchDescription:
@@ -21,7 +55,11 @@ def graph_launch_description(graph_name: str) -> LaunchDescription:
     def nodes(context, *_args, **_kwargs):
         values = {a.name: LaunchConfiguration(a.name).perform(context) for a in graph.arguments}
         actions = []
-        for spec in graph.resolve(values):
+        for resolved in graph.resolve(values):
+            spec, taking_over = _distribution_nodes(resolved)
+            actions += taking_over
+            if spec is None:
+                continue
             on_exit = Shutdown(reason=f"required node {spec.name} exited") if spec.required else None
             if spec.ros:
                 actions.append(Node(package="g1_teleop", executable=spec.executable, name=spec.name,
