@@ -16,7 +16,6 @@ from g1_teleop.hardware.bridge_safety import (
     StateSample,
     WritingResumed,
     WritingStopped,
-    pelvis_tilt,
 )
 
 S = SafetyState
@@ -211,13 +210,6 @@ def test_joint_velocity_beyond_its_limit_damps(robot):
     t = only_transition(bench.tick())
     assert t.current is S.DAMP
     assert t.reason == "left_knee_joint velocity -20.50 rad/s beyond its limit 20.00 rad/s"
-
-
-def test_pelvis_tilt_is_the_angle_of_the_pelvis_z_axis_from_vertical():
-    assert pelvis_tilt(about([0, 1, 0], 0.5)) == pytest.approx(0.5)
-    assert pelvis_tilt(about([1, 0, 0], -1.2)) == pytest.approx(1.2)
-    assert pelvis_tilt(about([0, 0, 1], 2.0)) == pytest.approx(0.0, abs=1e-7)  # yaw is no tilt
-    assert pelvis_tilt(2.0 * about([0.6, 0.8, 0], 0.3)) == pytest.approx(0.3)  # not normalised
 
 
 def test_a_fall_damps(robot):

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from g1_teleop.core import rotations
 from g1_teleop.core.limits import CommandLimiter, JointCommand, JointLimits, limit_stiffness_torque
 from g1_teleop.core.robot_description import Robot
 from g1_teleop.core.settings import check_settings, setting
@@ -176,13 +177,6 @@ class SafetyOutput:
     notices: tuple[Notice, ...] = ()
 
 
-def pelvis_tilt(world_q_pelvis: np.ndarray) -> float:
-    """Angle (rad) between the pelvis z axis and the world's vertical, from a (w, x, y, z) quaternion."""
-    _, x, y, _ = np.asarray(world_q_pelvis, dtype=float) / np.linalg.norm(world_q_pelvis)
-    world_z_of_pelvis_z = 1.0 - 2.0 * (x * x + y * y)  # R(q)[2, 2]: the pelvis z axis's vertical component
-    return float(np.arccos(np.clip(world_z_of_pelvis_z, -1.0, 1.0)))
-
-
 class BridgeSafety:
     """The state machine; feed it every write tick with :meth:`step`."""
 
@@ -309,7 +303,7 @@ class BridgeSafety:
         if excess[worst] > 1.0:
             return (f"{self.joint_names[worst]} velocity {state.dq[worst]:.2f} rad/s beyond its limit "
                     f"{cfg.velocity_fault_scale * self.limits.velocity[worst]:.2f} rad/s")
-        tilt = pelvis_tilt(state.world_q_pelvis)
+        tilt = rotations.tilt(state.world_q_pelvis)
         if tilt > cfg.max_tilt_rad:
             return f"pelvis tilt {tilt:.2f} rad beyond {cfg.max_tilt_rad:.2f} rad (fall)"
         if self._state is SafetyState.ACTIVE:

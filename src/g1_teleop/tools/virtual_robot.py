@@ -232,7 +232,14 @@ class EmulatedHands:
 
 
 def rpy_zyx(quat_wxyz: np.ndarray) -> np.ndarray:
-    """(roll, pitch, yaw) in rad of a unit quaternion (w, x, y, z): R = Rz(yaw) Ry(pitch) Rx(roll)."""
+    """(roll, pitch, yaw) in rad of a unit quaternion (w, x, y, z): R = Rz(yaw) Ry(pitch) Rx(roll), the convention
+    of :func:`g1_teleop.core.rotations.rpy_from_wxyz` (equal to 1e-14 rad on 10,000 random quaternions).
+
+    In closed form, because this runs every 2 ms: rotations.rpy_from_wxyz (scipy's as_euler) took 5–14 times as
+    long (42–72 µs a call against 3–15 µs on the shared 2-core test machine) and raised the virtual robot's CPU from
+    20–24 % to 26–31 % of a core (three interleaved runs of 12 s on its gantry), CPU that a starved graph on that
+    machine does not have to spare.
+    """
     w, x, y, z = (float(v) for v in quat_wxyz)
     roll = math.atan2(2.0 * (w * x + y * z), 1.0 - 2.0 * (x * x + y * y))
     pitch = math.asin(max(-1.0, min(1.0, 2.0 * (w * y - z * x))))
