@@ -37,7 +37,7 @@ from vuer.events import ClientEvent, Upsert
 from vuer.schemas import Hands, MotionControllers
 
 from g1_teleop.core.settings import setting
-from g1_teleop.operator.webxr_events import TRACKING_EVENTS, MalformedEvent, parse_event
+from g1_teleop.operator.webxr_events import TRACKING_EVENTS, HeadPose, MalformedEvent, parse_event
 from g1_teleop.operator.webxr_samples import INPUTS, SampleAssembler, XrSample
 from g1_teleop.operator.webxr_status import LinkMonitor, XrLinkStatus
 from g1_teleop.operator.xr_certificates import (
@@ -244,6 +244,9 @@ class WebXrServer:
             with self._lock:
                 self._monitor.malformed(str(exc))
             return
+        if isinstance(parsed, HeadPose):
+            with self._lock:
+                self._monitor.head_pose()
         if parsed is None or ws is None:
             return
         assembler = self._sessions.get(ws)

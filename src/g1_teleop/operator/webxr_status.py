@@ -28,8 +28,9 @@ class LinkState(Enum):
 class XrLinkStatus:
     """The link at one moment. clients: open WebSockets; operator: the address of the headset whose samples are
     used; sample_age_s: time since the last sample (None: none yet); rate_hz: samples per second recently;
-    malformed: events dropped because their payload did not have the vuer client's layout, the last one's
-    problem in ``last_malformed``."""
+    head_poses: CAMERA_MOVE events received from any page (a page streams its camera even before the immersive
+    session starts: proof that it loaded and talks); malformed: events dropped because their payload did not have
+    the vuer client's layout, the last one's problem in ``last_malformed``."""
 
     state: LinkState
     text: str
@@ -37,6 +38,7 @@ class XrLinkStatus:
     operator: str | None
     sample_age_s: float | None
     rate_hz: float
+    head_poses: int = 0
     malformed: int = 0
     last_malformed: str | None = None
 
@@ -53,11 +55,15 @@ class LinkMonitor:
         self.dropped: tuple[str, float] | None = None  # the last closed connection's peer and time
         self.last_sample_s: float | None = None
         self.recent: deque[float] = deque(maxlen=64)  # receive times of the operator's latest samples
+        self.head_poses = 0
         self.malformed_count = 0
         self.last_malformed: str | None = None
 
     def failed(self, reason: str) -> None:
         self.failure = reason
+
+    def head_pose(self) -> None:
+        self.head_poses += 1
 
     def malformed(self, problem: str) -> None:
         self.malformed_count += 1
@@ -89,8 +95,8 @@ class LinkMonitor:
         if len(self.recent) > 1 and now_s - self.recent[-1] <= self.stale_after_s:
             rate = (len(self.recent) - 1) / max(self.recent[-1] - self.recent[0], 1e-9)
         state, text = self._describe(now_s, age, rate)
-        return XrLinkStatus(state, text, len(self.clients), self._operator_peer(), age, rate, self.malformed_count,
-                            self.last_malformed)
+        return XrLinkStatus(state, text, len(self.clients), self._operator_peer(), age, rate, self.head_poses,
+                            self.malformed_count, self.last_malformed)
 
     def _operator_peer(self) -> str | None:
         return None if self.operator is None else self.clients.get(self.operator)
