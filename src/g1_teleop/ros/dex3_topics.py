@@ -31,6 +31,7 @@ class HandTopics:
         self.node, self.send, self.warn = node, send, warn
         self.names = {side: list(dex3.joint_names(side)) for side in SIDES}
         self.index = JointIndex(self.names["left"] + self.names["right"])
+        self._hand = {side: [self.index.names.index(name) for name in self.names[side]] for side in SIDES}
         self.counts = collections.Counter[str]()
         self.publisher = node.create_publisher(JointState, "hand_states", QOS_STATE)
         node.create_subscription(JointState, "teleop/hand_target", self.on_target, QOS_COMMAND)
@@ -48,10 +49,8 @@ class HandTopics:
             self.counts["hand_targets_rejected"] += 1
             self.warn(f"hand_{exc.kind}", f"rejected teleop/hand_target: {exc}; it does not reach the hands")
             return
-        for offset, side in enumerate(SIDES):
-            if side in given:
-                q = vec.position[offset * NUM_HAND_MOTORS:(offset + 1) * NUM_HAND_MOTORS]
-                self.send(HandCommand(side, HandTarget(received_s, q.copy())))
+        for side in given:
+            self.send(HandCommand(side, HandTarget(received_s, vec.position[self._hand[side]])))
         self.counts["hand_targets_received"] += 1
 
     def publish(self, state: HandState) -> None:
