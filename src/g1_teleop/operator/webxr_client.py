@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import math
 import ssl
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -192,7 +191,3 @@ def page_ssl_context(ca_file: str | None = None) -> ssl.SSLContext:
     context.verify_mode = ssl.CERT_NONE
     return context
 
-
-def stamps_ms(start_ms: float, count: int, period_ms: float) -> Sequence[float]:
-    """``count`` Date.now() stamps from ``start_ms`` every ``period_ms`` (whole milliseconds, as Date.now())."""
-    return [float(round(start_ms + i * period_ms)) for i in range(count)]
