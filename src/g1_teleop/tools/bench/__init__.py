@@ -15,6 +15,7 @@ BENCHMARKS: dict[str, tuple[str, str, str]] = {
     "policy": ("policy", "bench_policy", "50 Hz lower-body step and the real-time command period"),
     "lowcmd": ("lowcmd", "bench_lowcmd", "hw_bridge's LowCmd path against the virtual robot"),
     "publish": ("publish", "bench_publish", "how long a ROS publish stalls when a subscriber dies"),
+    "xr": ("xr", "bench_xr", "headset event → operator sample in the WebXR server (hands, controllers)"),
 }
 
 
