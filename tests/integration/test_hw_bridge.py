@@ -30,6 +30,7 @@ from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState, Joy
 from std_srvs.srv import Trigger
 
+from g1_teleop.core.realtime_loop import Pacer
 from g1_teleop.core.robot_description import load_robot
 from g1_teleop.launching.graph_description import NodeSpec
 from g1_teleop.launching.process_runner import GraphProcesses
@@ -141,10 +142,9 @@ class Rig:
     def _play_policy(self) -> None:
         """joint_command = ``target`` every POLICY_PERIOD_S while ``publishing`` (its own thread, so that
         spinning never delays it)."""
-        next_s = time.monotonic()
+        pacer = Pacer(POLICY_PERIOD_S, max_lag_s=POLICY_PERIOD_S)
         while not self._closing.is_set():
-            next_s = max(next_s + POLICY_PERIOD_S, time.monotonic() - POLICY_PERIOD_S)
-            time.sleep(max(0.0, next_s - time.monotonic()))
+            pacer.wait()
             if not self.publishing:
                 self._silent.set()
             else:

@@ -21,6 +21,7 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
+from g1_teleop.core.realtime_loop import Pacer
 from g1_teleop.hardware.wireless_remote import WirelessRemote, parse_wireless_remote
 
 pytestmark = pytest.mark.integration
@@ -76,12 +77,11 @@ class SdkClient:
 
     def send(self, msg, seconds: float, rate_hz: float = 200.0) -> int:
         """Write ``msg`` on rt/lowcmd at ``rate_hz`` for ``seconds``; returns how many were written."""
-        count, next_s, end_s = 0, time.monotonic(), time.monotonic() + seconds
+        count, pacer, end_s = 0, Pacer(1.0 / rate_hz, max_lag_s=math.inf), time.monotonic() + seconds
         while time.monotonic() < end_s:
             assert self._lowcmd.Write(msg)
             count += 1
-            next_s += 1.0 / rate_hz
-            time.sleep(max(0.0, next_s - time.monotonic()))
+            pacer.wait()
         return count
 
     def press(self, keys: int, lx: float = 0.0, ly: float = 0.0) -> None:
