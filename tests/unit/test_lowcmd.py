@@ -1,5 +1,4 @@
 import struct
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -8,10 +7,8 @@ from g1_teleop.core.limits import JointCommand
 from g1_teleop.hardware.lowcmd import (
     LOWCMD_SIZE,
     crc32_mpeg2,
-    fill_lowcmd_message,
     lowcmd_crc,
     lowcmd_from_cdr,
-    lowcmd_message_crc,
     lowcmd_to_cdr,
     motor_slots,
     pack_lowcmd,
@@ -130,65 +127,41 @@ def test_motor_slots_enable_the_29_joints_and_zero_the_rest():
         motor_slots(command)
 
 
-def fake_lowcmd_message():
-    """Stands in for the SDK's unitree_hg LowCmd_ (same field names)."""
-    motor = ("mode", "q", "dq", "tau", "kp", "kd", "reserve")
-    return SimpleNamespace(mode_pr=9, mode_machine=0, reserve=[1, 2, 3, 4], crc=0,
-                           motor_cmd=[SimpleNamespace(**dict.fromkeys(motor, 3)) for _ in range(35)])
+def sdk_lowcmd(slots, mode_pr, mode_machine):
+    """The SDK's unitree_hg LowCmd_ carrying per-slot arrays (``motor_slots`` or ``random_slots``), CRC unset."""
+    from unitree_sdk2py.idl.default import unitree_hg_msg_dds__LowCmd_
 
-
-def test_fill_writes_the_command_the_echoed_mode_machine_and_its_crc():
-    command = joint_command(np.random.default_rng(5))
-    msg = fake_lowcmd_message()
-    crc = fill_lowcmd_message(msg, command, mode_machine=5)
-    assert (msg.mode_pr, msg.mode_machine, msg.reserve, msg.crc) == (0, 5, [0, 0, 0, 0], crc)
-    assert msg.motor_cmd[3].mode == 1 and msg.motor_cmd[30].mode == 0
-    assert msg.motor_cmd[3].q == float(np.float32(command.q[3]))  # exactly what the CRC covers
-    assert msg.motor_cmd[28].kd == float(np.float32(command.kd[28]))
-    assert all(m.q == m.kp == m.reserve == 0 for m in msg.motor_cmd[29:])
-    words = [5 << 8]  # mode_pr 0, mode_machine 5, two pad bytes
-    for m in msg.motor_cmd:
-        words += [m.mode, *struct.unpack("<5I", struct.pack("<5f", m.q, m.dq, m.tau, m.kp, m.kd)), m.reserve]
-    words += [0, 0, 0, 0]
-    assert crc == reference_crc(words)
-    assert lowcmd_message_crc(msg) == crc
+    msg = unitree_hg_msg_dds__LowCmd_()
+    msg.mode_pr, msg.mode_machine = mode_pr, mode_machine
+    for i, motor in enumerate(msg.motor_cmd):
+        motor.mode = int(slots["mode"][i])
+        motor.q, motor.dq, motor.tau, motor.kp, motor.kd = (float(slots[n][i]) for n in ("q", "dq", "tau", "kp", "kd"))
+        motor.reserve = int(slots["motor_reserve"][i]) if "motor_reserve" in slots else 0
+    msg.reserve = [int(v) for v in slots.get("reserve", [0, 0, 0, 0])]
+    return msg
 
 
 def test_crc_equals_the_sdk_helper_on_random_messages():
     pytest.importorskip("unitree_sdk2py", reason=SDK_MISSING)
-    from unitree_sdk2py.idl.default import unitree_hg_msg_dds__LowCmd_
     from unitree_sdk2py.utils.crc import CRC
 
     rng = np.random.default_rng(6)
     for _ in range(20):
-        msg = unitree_hg_msg_dds__LowCmd_()
         s = random_slots(rng)
-        msg.mode_pr, msg.mode_machine = int(rng.integers(0, 2)), int(rng.integers(0, 256))
-        for i, motor in enumerate(msg.motor_cmd):
-            motor.mode, motor.reserve = int(s["mode"][i]), int(s["motor_reserve"][i])
-            motor.q, motor.dq, motor.tau, motor.kp, motor.kd = (float(s[n][i]) for n in ("q", "dq", "tau", "kp", "kd"))
-        msg.reserve = [int(v) for v in s["reserve"]]
-        assert lowcmd_message_crc(msg) == CRC().Crc(msg)
-
-
-def test_filled_sdk_message_passes_the_sdk_crc():
-    pytest.importorskip("unitree_sdk2py", reason=SDK_MISSING)
-    from unitree_sdk2py.idl.default import unitree_hg_msg_dds__LowCmd_
-    from unitree_sdk2py.utils.crc import CRC
-
-    msg = unitree_hg_msg_dds__LowCmd_()
-    crc = fill_lowcmd_message(msg, joint_command(np.random.default_rng(7)), mode_machine=5)
-    assert msg.crc == crc == CRC().Crc(msg)
+        mode_pr, mode_machine = int(rng.integers(0, 2)), int(rng.integers(0, 256))
+        _, crc = pack_lowcmd(mode_pr, mode_machine, **s)
+        assert crc == CRC().Crc(sdk_lowcmd(s, mode_pr, mode_machine))
 
 
 def test_cdr_sample_is_what_the_sdk_serialises():
     pytest.importorskip("unitree_sdk2py", reason=SDK_MISSING)
-    from unitree_sdk2py.idl.default import unitree_hg_msg_dds__LowCmd_
     from unitree_sdk2py.idl.unitree_hg.msg.dds_ import LowCmd_
+    from unitree_sdk2py.utils.crc import CRC
 
-    command = joint_command(np.random.default_rng(10))
-    msg = unitree_hg_msg_dds__LowCmd_()
-    fill_lowcmd_message(msg, command, mode_machine=5)
-    packed, _ = pack_lowcmd(0, 5, **motor_slots(command))
+    slots = motor_slots(joint_command(np.random.default_rng(10)))
+    packed, crc = pack_lowcmd(0, 5, **slots)
+    msg = sdk_lowcmd(slots, 0, 5)
+    msg.crc = CRC().Crc(msg)
+    assert msg.crc == crc
     assert lowcmd_to_cdr(packed) == msg.serialize()
     assert LowCmd_.deserialize(lowcmd_to_cdr(packed)) == msg

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import zlib
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -118,37 +117,6 @@ def motor_slots(command: JointCommand) -> dict[str, np.ndarray]:
         slot_values[:NUM_BODY_JOINTS] = values
         slots[name] = slot_values
     return slots
-
-
-def fill_lowcmd_message(msg: Any, command: JointCommand, mode_machine: int, mode_pr: int = 0) -> int:
-    """Write ``command`` into an SDK ``unitree_hg`` ``LowCmd_`` and set its ``crc``; returns the crc.
-
-    Joints 0–28 get mode enable and the command's q, dq, tau_ff, kp, kd (float32-rounded, so the message
-    carries exactly the values the CRC covers); slots 29–34 and every reserve word are zero.
-    ``mode_machine`` is the value echoed from the latest LowState.
-    """
-    slots = motor_slots(command)
-    _, crc = pack_lowcmd(mode_pr, mode_machine, **slots)
-    msg.mode_pr = mode_pr
-    msg.mode_machine = mode_machine
-    columns = [slots["mode"].tolist()] + [slots[name].tolist() for name in _MOTOR_FLOAT_FIELDS]
-    for motor, (mode, q, dq, tau, kp, kd) in zip(msg.motor_cmd, zip(*columns, strict=True), strict=True):
-        motor.mode, motor.q, motor.dq, motor.tau, motor.kp, motor.kd, motor.reserve = mode, q, dq, tau, kp, kd, 0
-    msg.reserve = [0, 0, 0, 0]
-    msg.crc = crc
-    return crc
-
-
-def lowcmd_message_crc(msg: Any) -> int:
-    """The CRC an SDK ``unitree_hg`` ``LowCmd_`` should carry (the receiver's check)."""
-    motors = msg.motor_cmd
-    if len(motors) != NUM_MOTOR_SLOTS:
-        raise ValueError(f"LowCmd has {len(motors)} motor slots, expected {NUM_MOTOR_SLOTS}")
-    columns = {name: np.array([getattr(m, name) for m in motors]) for name in ("mode", *_MOTOR_FLOAT_FIELDS)}
-    motor_reserve = np.array([m.reserve for m in motors])
-    _, crc = pack_lowcmd(msg.mode_pr, msg.mode_machine, motor_reserve=motor_reserve,
-                         reserve=np.asarray(msg.reserve), **columns)
-    return crc
 
 
 @dataclass(frozen=True, eq=False)
