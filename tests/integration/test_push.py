@@ -28,7 +28,7 @@ def test_lateral_pushes_standing_and_squatting(sim_job, controller):
                   "--push", f"{STANDING_PUSH_S},0,40,0,0.2", "--push", f"{SQUATTING_PUSH_S},0,-40,0,0.2")
     summary = run.summary
     assert summary["gantry"] is False and len(summary["pushes"]) == 2
-    assert summary["nodes_alive"] == 4 and summary["fell"] is False, summary
+    assert summary["nodes_alive"] == summary["nodes_total"] and summary["fell"] is False, summary
     rec = run.recording()
     t, y, z = rec.odom_t, rec.odom_p[:, 1], rec.odom_p[:, 2]
 

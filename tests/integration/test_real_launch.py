@@ -61,7 +61,7 @@ def test_real_launch_with_the_virtual_robot_starts_up_and_tracks(rclpy_context, 
                                         "robot_domain_id": str(robot_domain), "controller": controller,
                                         "command_timeout_s": str(COMMAND_TIMEOUT_S),
                                         "policy_dir": str(POLICIES) if controller == "openwbt" else ""})
-    assert [n.name for n in nodes] == ["virtual_robot", "hw_bridge", "policy", "retarget", "xr_input"]
+    assert [n.name for n in nodes] == ["virtual_robot", "hw_bridge", "policy", "retarget", "xr_input", "robot_state"]
     lines: list[str] = []
     graph = GraphProcesses(nodes, output=lines.append)
     node = rclpy.create_node("operator", context=rclpy_context)

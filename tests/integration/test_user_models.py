@@ -21,7 +21,8 @@ def test_the_graph_runs_on_official_model_files(sim_job, name: str) -> None:
     model = shared_path(OFFICIAL_MODELS / name)
     run = sim_job("--duration", "3", "--model", str(model), timeout_s=300, name=name)
     summary = run.summary
-    assert summary["failure"] is None and summary["nodes_alive"] == 4, (run.out / "nodes.log").read_text()[-3000:]
+    log = (run.out / "nodes.log").read_text()
+    assert summary["failure"] is None and summary["nodes_alive"] == summary["nodes_total"], log[-3000:]
     assert Path(summary["model"]).resolve() == model.resolve()
     assert not summary["fell"] and summary["pelvis_min_z_m"] > 0.7
     assert summary["left_wrist_err_p95_m"] < 0.02 and summary["right_wrist_err_p95_m"] < 0.02

@@ -7,7 +7,7 @@ from g1_teleop.launching.process_runner import node_command
 def test_sim_graph_resolves_typed_arguments():
     graph = load_graph("sim")
     nodes = {n.name: n for n in graph.resolve({"lockstep": "false", "physics_dt": "0.002"})}
-    assert set(nodes) == {"sim_bridge", "policy", "retarget", "xr_input"}
+    assert set(nodes) == {"sim_bridge", "policy", "retarget", "xr_input", "robot_state"}
     assert nodes["sim_bridge"].parameters["lockstep"] is False
     assert nodes["sim_bridge"].parameters["physics_dt"] == 0.002
     assert nodes["policy"].parameters["use_sim_time"] is True
@@ -30,7 +30,7 @@ def test_unknown_graph_lists_the_known_ones():
 def test_real_graph_runs_the_virtual_robot_only_when_asked():
     graph = load_graph("real")
     real = graph.resolve()
-    assert [n.name for n in real] == ["hw_bridge", "policy", "retarget", "xr_input"]
+    assert [n.name for n in real] == ["hw_bridge", "policy", "retarget", "xr_input", "robot_state"]
     assert real[0].parameters["robot_domain_id"] == 0 and real[0].parameters["network_interface"] == "eth0"
     virtual = graph.resolve({"robot": "virtual", "network_interface": "lo", "robot_domain_id": "1"})
     assert virtual[0].name == "virtual_robot" and not virtual[0].ros

@@ -27,7 +27,6 @@ from builtin_interfaces.msg import Time
 from geometry_msgs.msg import PoseStamped
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import String
 from visualization_msgs.msg import MarkerArray
@@ -43,16 +42,13 @@ from g1_teleop.ros.diagnostics import Diagnostics, WarnOnce
 from g1_teleop.ros.messages import imu_orientation_wxyz, transform_from_pose_msg
 from g1_teleop.ros.node_main import run
 from g1_teleop.ros.parameters import declare_config
-from g1_teleop.ros.qos import QOS_LATCHED, QOS_SENSOR, QOS_STATE
+from g1_teleop.ros.qos import QOS_LATCHED, QOS_SENSOR, QOS_STATE, QOS_TF, QOS_TF_STATIC
 from g1_teleop.ros.tf_messages import TFMessage, tf_message
 from g1_teleop.ros.wrist_markers import REACHED, SIDES, TARGET, wrist_markers
 
 BASE_POSES = ("odom", "imu", "none")
 WORLD, XR_WORLD = "world", "xr_world"
 # tf2's broadcasters: /tf reliable, 100 deep; /tf_static reliable, transient local (late joiners get it)
-QOS_TF = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=100, reliability=ReliabilityPolicy.RELIABLE)
-QOS_TF_STATIC = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1, reliability=ReliabilityPolicy.RELIABLE,
-                           durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
 
 @dataclass(frozen=True)

@@ -11,3 +11,7 @@ QOS_STATE = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=5, reliability=Rel
 # Mode and descriptions: latched for late joiners.
 QOS_LATCHED = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1, reliability=ReliabilityPolicy.RELIABLE,
                          durability=DurabilityPolicy.TRANSIENT_LOCAL)
+# /tf as tf2_ros publishes it (deep: many transforms a period), /tf_static latched as tf2_ros's static broadcaster.
+QOS_TF = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=100, reliability=ReliabilityPolicy.RELIABLE)
+QOS_TF_STATIC = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                           durability=DurabilityPolicy.TRANSIENT_LOCAL)

@@ -19,9 +19,11 @@ from rclpy.qos import HistoryPolicy, QoSProfile
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import Imu, JointState, Joy, TimeReference
 from std_msgs.msg import String
+from visualization_msgs.msg import MarkerArray
 
 from g1_teleop.core.rosbag import BagWriter
-from g1_teleop.ros.qos import QOS_COMMAND, QOS_LATCHED, QOS_SENSOR, QOS_STATE
+from g1_teleop.ros.qos import QOS_COMMAND, QOS_LATCHED, QOS_SENSOR, QOS_STATE, QOS_TF, QOS_TF_STATIC
+from g1_teleop.ros.tf_messages import TFMessage
 
 # The topic contract: each topic with its type and the QoS its publisher offers.
 GRAPH_TOPICS: dict[str, tuple[type, QoSProfile]] = {
@@ -42,6 +44,11 @@ GRAPH_TOPICS: dict[str, tuple[type, QoSProfile]] = {
     "odom": (Odometry, QOS_STATE),
     "/clock": (Clock, QOS_STATE),
     "diagnostics": (DiagnosticArray, QOS_STATE),
+    "teleop/gains": (JointState, QOS_LATCHED),
+    "robot_description": (String, QOS_LATCHED),
+    "/tf": (TFMessage, QOS_TF),
+    "/tf_static": (TFMessage, QOS_TF_STATIC),
+    "teleop/wrist_markers": (MarkerArray, QOS_STATE),
 }
 _DEPTH = 200  # deep enough for a lockstep graph's bursts
 
