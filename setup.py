@@ -23,6 +23,10 @@ setup(
         (f"share/{PACKAGE}/urdf", glob("urdf/*")),
     ],
     install_requires=["setuptools"],
+    # TorchScript policies (unitree_rl_gym's motion.pt). PyPI's torch for Linux x86_64 brings NVIDIA's CUDA
+    # libraries (several GB); the CPU build is on PyTorch's index: pip install torch --index-url
+    # https://download.pytorch.org/whl/cpu
+    extras_require={"torch": ["torch"]},
     zip_safe=False,
     maintainer="g1_teleop maintainers",
     maintainer_email="g1-teleop@example.com",

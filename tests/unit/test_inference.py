@@ -3,6 +3,7 @@ installed), action clipping and joint targets, and OpenWBT's real ONNX files (wh
 
 from __future__ import annotations
 
+import importlib.abc
 import sys
 from pathlib import Path
 
@@ -151,7 +152,7 @@ def test_state_input_without_output_is_refused(tmp_path: Path) -> None:
 
 
 def test_missing_and_unknown_files(tmp_path: Path) -> None:
-    with pytest.raises(PolicyFileError, match=r"no policy at .*absent\.onnx: run `g1-teleop policies fetch`"):
+    with pytest.raises(PolicyFileError, match=r"no policy at .*absent\.onnx: put it there, or set policy_dir"):
         PolicyInference(small_config(tmp_path, tmp_path / "absent.onnx"))
     (tmp_path / "policy.tflite").write_bytes(b"")
     with pytest.raises(PolicyInferenceError, match=r"unknown policy format '\.tflite'"):
@@ -164,11 +165,32 @@ def test_missing_and_unknown_files(tmp_path: Path) -> None:
 # --- TorchScript ---------------------------------------------------------------------------------------
 
 
-def test_torchscript_needs_torch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+class _TorchWithoutItsLibraries(importlib.abc.MetaPathFinder):
+    """`import torch` fails as PyPI's CUDA build does without NVIDIA's packages."""
+
+    def find_spec(self, name: str, path: object, target: object = None) -> None:
+        if name == "torch":
+            raise ImportError("libcudnn.so.9: cannot open shared object file: No such file or directory")
+
+
+@pytest.mark.parametrize(("broken", "problem"), [
+    (False, "PyTorch is not installed"),
+    (True, "PyTorch does not import (libcudnn.so.9: cannot open shared object file: No such file or directory)"),
+])
+def test_torchscript_without_torch_says_what_to_install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        broken: bool, problem: str) -> None:
     (tmp_path / "motion.pt").write_bytes(b"")
-    monkeypatch.setitem(sys.modules, "torch", None)  # import torch raises ImportError
-    with pytest.raises(PolicyInferenceError, match=r"motion\.pt is a TorchScript policy and needs PyTorch"):
+    if broken:
+        monkeypatch.delitem(sys.modules, "torch", raising=False)
+        monkeypatch.setattr(sys, "meta_path", [_TorchWithoutItsLibraries(), *sys.meta_path])
+    else:
+        monkeypatch.setitem(sys.modules, "torch", None)  # import torch raises ModuleNotFoundError
+    with pytest.raises(PolicyInferenceError) as info:
         PolicyInference(small_config(tmp_path, tmp_path / "motion.pt"))
+    message = str(info.value)
+    assert message.startswith(f"{tmp_path / 'motion.pt'}: this policy is TorchScript and {problem}: install PyTorch")
+    assert "pip install torch --index-url https://download.pytorch.org/whl/cpu" in message
+    assert "pip install 'g1_teleop[torch]'" in message and "\n" not in message
 
 
 def test_torchscript_memory_and_reset(tmp_path: Path) -> None:

@@ -28,6 +28,11 @@ from g1_teleop.core.robot_description import NUM_JOINTS
 
 ONNX_SUFFIXES = (".onnx",)
 TORCHSCRIPT_SUFFIXES = (".pt", ".jit")
+# PyPI's torch wheel for Linux x86_64 needs NVIDIA's CUDA packages from PyPI (several GB) even to import; the
+# CPU-only build is on PyTorch's own index.
+TORCH_INSTALL = ("install PyTorch, the CPU build (about 200 MB): pip install torch --index-url "
+                 "https://download.pytorch.org/whl/cpu, or PyPI's build with its CUDA libraries (several GB): "
+                 "pip install 'g1_teleop[torch]'")
 _STATE_MARK = "hidden"
 _DIRECTION_WORDS = {"in", "out", "input", "output"}
 _ACTION_NAMES = ("action", "actions")
@@ -86,10 +91,11 @@ class _TorchScriptPolicy:
     def __init__(self, path: Path) -> None:
         try:
             import torch
-        except ImportError as exc:
-            raise PolicyInferenceError(
-                f"{path} is a TorchScript policy and needs PyTorch, which is not installed: "
-                f"`pip install torch` (CPU build is enough), or export the policy to ONNX") from exc
+        except (ImportError, OSError) as exc:  # OSError: a build whose CUDA libraries are missing
+            problem = ("PyTorch is not installed" if isinstance(exc, ModuleNotFoundError)
+                       else f"PyTorch does not import ({exc})")
+            raise PolicyInferenceError(f"{path}: this policy is TorchScript and {problem}: {TORCH_INSTALL}; or "
+                                       "export the policy to ONNX") from exc
         self.torch = torch
         try:
             self.module = torch.jit.load(str(path), map_location="cpu")

@@ -74,7 +74,10 @@ def resolve_policy_dir(explicit: str | Path | None = None) -> Path:
 
 
 def missing_file_message(path: Path, what: str = "policy") -> str:
-    return f"no {what} at {path}: run `{FETCH_COMMAND}` or set {POLICY_DIR_ENV}"
+    """Why a policy file is missing and the fix: OpenWBT's files are fetched, others brought by the user."""
+    if path.name in {file.name for file in OPENWBT_FILES}:
+        return f"no {what} at {path}: run `{FETCH_COMMAND}` or set {POLICY_DIR_ENV}"
+    return f"no {what} at {path}: put it there, or set policy_dir (or {POLICY_DIR_ENV}) to the folder that holds it"
 
 
 def sha256_of(path: Path) -> str:
