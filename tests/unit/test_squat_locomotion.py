@@ -1,5 +1,6 @@
-"""SquatLocomotionController in closed loop with MuJoCo (no ROS, no gantry) on OpenWBT's policies:
-commands, refused and accepted mode switches, blends, and no fall through a whole sequence."""
+"""SquatLocomotionController in closed loop with MuJoCo (no ROS, no gantry) on OpenWBT's policies (the learned
+squat and walk parts): commands, refused and accepted mode switches, blends, and no fall through a whole
+sequence; the gains of every tick are the command's."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import numpy as np
 import pytest
 
 from g1_teleop.control.learned.policy_config import load_policy_config
-from g1_teleop.control.learned.squat_locomotion import SquatLocomotionController
+from g1_teleop.control.learned.policy_parts import LearnedSquat, LearnedWalk
+from g1_teleop.control.squat_locomotion import SquatLocomotionController
 from g1_teleop.control.whole_body_target import WholeBodyTargetBuilder
 from g1_teleop.core.limits import JointCommand
 from g1_teleop.core.modes import Mode
@@ -24,10 +26,9 @@ def loop(robot, mj_model):
         pytest.skip(f"OpenWBT policies not found at {SHARED_POLICIES}: the reference data is not beside the repo")
     squat = load_policy_config(SHARED_POLICIES / "g1_squat.yaml", SHARED_POLICIES)
     loco = load_policy_config(SHARED_POLICIES / "g1_loco.yaml", SHARED_POLICIES)
-    controller = SquatLocomotionController(robot, squat, loco)
+    controller = SquatLocomotionController(LearnedSquat(robot, squat), LearnedWalk(robot, loco))
     sim = Simulator(robot, mj_model, SimConfig(gantry=False))
     builder = WholeBodyTargetBuilder(robot, controller)
-    kp, kd = robot.gains("default")
     heights: list[float] = []
 
     def run(seconds: float, squat_rates=(0.0, 0.0), velocity=(0.0, 0.0, 0.0)) -> None:
@@ -35,7 +36,9 @@ def loop(robot, mj_model):
             controller.command_squat(*squat_rates)
             controller.command_velocity(*velocity)
             target = builder.step(sim.state(), None, None)
-            sim.step_control_period(JointCommand(target.q, np.zeros(29), target.tau_ff, kp, kd))
+            np.testing.assert_array_equal(target.gains.kp, squat.kps)  # OpenWBT's squat and loco kps are alike
+            sim.step_control_period(JointCommand(target.q, np.zeros(29), target.tau_ff, target.gains.kp,
+                                                 target.gains.kd))
             heights.append(sim.state().world_p_pelvis[2])
 
     return controller, sim, run, heights
@@ -46,7 +49,7 @@ def test_squat_walk_and_back_without_falling(loop):
     run(2.0)
     assert controller.mode is Mode.SQUAT and heights[-1] > 0.76  # standing at h = 0.75
     run(3.2, squat_rates=(-1.0, 0.0))  # full stick down: 0.08 m/s → h = 0.5
-    assert controller.squat_command[0] == pytest.approx(0.5, abs=0.01)
+    assert controller.squat.squat_command[0] == pytest.approx(0.5, abs=0.01)
     run(1.0)
     assert 0.47 < heights[-1] < 0.53
     reason = controller.request(Mode.LOCOMOTION)
@@ -74,7 +77,7 @@ def test_squat_walk_and_back_without_falling(loop):
 def test_commands_are_clipped_and_dead_banded(loop):
     controller = loop[0]
     controller.command_squat(-1.0, 1.0)
-    assert controller.squat_command == pytest.approx([0.75 - 0.4 / 250, 0.5 / 250])
+    assert controller.squat.squat_command == pytest.approx([0.75 - 0.4 / 250, 0.5 / 250])
     controller.mode = Mode.LOCOMOTION  # commands only (no tick runs here)
     controller.command_velocity(1.0, 0.05, -0.2)
-    np.testing.assert_allclose(controller.loco_command, [0.3, 0.0, -0.2])
+    np.testing.assert_allclose(controller.walk.command, [0.3, 0.0, -0.2])

@@ -11,12 +11,12 @@ import pinocchio as pin
 import pytest
 
 from g1_teleop.control.balance import Balance, BalanceGains
+from g1_teleop.control.gains import JointGains
 from g1_teleop.control.leg_ik import LegIK, PelvisPose, StanceModel
 from g1_teleop.control.squat_command import SquatCommand, SquatCommandLimits
 from g1_teleop.control.standing_controller import StandingController
 from g1_teleop.control.whole_body_target import WholeBodyTargetBuilder
 from g1_teleop.core.limits import JointCommand
-from g1_teleop.core.modes import Mode
 from g1_teleop.core.mujoco_model import build_mujoco_model
 from g1_teleop.sim.simulator import Push, SimConfig, Simulator, parse_pushes
 
@@ -101,7 +101,6 @@ def test_controller_stands_squats_and_takes_a_push_in_closed_loop(robot, mj_mode
     push = Push(start_s=3.0, force_n=(0.0, 40.0, 0.0), duration_s=0.2)
     sim = Simulator(robot, mj_model, SimConfig(gantry=False, pushes=(push,)))
     builder = WholeBodyTargetBuilder(robot, controller)
-    kp, kd = robot.gains("default")
     z = []
     previous, legs = None, robot.group("legs")
     for tick in range(int(12.0 / 0.02)):
@@ -112,16 +111,19 @@ def test_controller_stands_squats_and_takes_a_push_in_closed_loop(robot, mj_mode
             assert np.abs(target.q[legs] - previous).max() <= 0.04 + 1e-12  # leg targets move ≤ 0.04 rad/tick
         previous = target.q[legs]
         assert np.all(np.abs(target.tau_ff) <= robot.effort_limit + 1e-9)
-        sim.step_control_period(JointCommand(target.q, np.zeros(29), target.tau_ff, kp, kd))
+        assert target.gains == JointGains.profile(robot, "default")
+        sim.step_control_period(JointCommand(target.q, np.zeros(29), target.tau_ff, target.gains.kp, target.gains.kd))
         z.append(sim.state().world_p_pelvis[2])
     z = np.array(z)
     times = np.arange(len(z)) * 0.02
     assert z[times < 6.0].min() > 0.74  # stands through the push at 3 s
-    assert abs(controller.squat_command.value[0] - (0.75 - 3.2 * 0.08)) < 1e-9
+    assert abs(controller.squat_command[0] - (0.75 - 3.2 * 0.08)) < 1e-9
     assert abs(z[-25:].mean() - 0.494) < 0.02  # squatting
-    assert controller.mode is Mode.SQUAT and controller.ik_failures == 0
-    assert controller.request(Mode.LOCOMOTION).startswith("no locomotion policy configured:")
-    assert controller.request(Mode.SQUAT) is None
+    assert controller.ik_failures == 0
+    controller.reset()  # as when walking ends: the command back to standing, the reference from the measurement
+    assert controller.squat_command == pytest.approx([0.75, 0.0])
+    legs = robot.group("legs")
+    np.testing.assert_allclose(builder.step(sim.state(), None, None).q[legs], sim.state().q[legs], atol=0.04)
 
 
 def test_squat_command_integrates_and_clamps():

@@ -1,8 +1,10 @@
+from dataclasses import replace
 from types import SimpleNamespace
 
 import numpy as np
 
 from g1_teleop.control.default_pose_hold import DefaultPoseHold
+from g1_teleop.control.gains import JointGains
 from g1_teleop.control.whole_body_target import WholeBodyTargetBuilder
 
 
@@ -58,3 +60,29 @@ def test_the_walking_pose_replaces_the_ik_targets_while_walking(robot):
     assert np.all(target.tau_ff[arms] == 0)
     ik_only = WholeBodyTargetBuilder(robot, lower_body, arm_step_limit_rad=10.0)  # walking_pose off: the IK
     np.testing.assert_allclose(ik_only.step(state(robot.default_q), ik_q, None).q[arms], ik_q)
+
+
+class Switching(DefaultPoseHold):
+    """The default pose with gains set from outside."""
+
+    def __init__(self, robot, gains: JointGains) -> None:
+        super().__init__(robot)
+        self.gains = gains
+
+    def targets(self, state):
+        return replace(super().targets(state), gains=self.gains)
+
+
+def test_the_command_carries_the_lower_bodys_gains_and_says_when_they_change(robot):
+    default = JointGains.profile(robot)
+    stiff_waist = JointGains(np.where(np.isin(np.arange(29), robot.group("waist")), 900.0, default.kp), default.kd)
+    lower_body = Switching(robot, default)
+    builder = WholeBodyTargetBuilder(robot, lower_body)
+    first = builder.step(state(robot.default_q), None, None)
+    assert first.gains == default and first.gains_changed  # the first command's gains are always new
+    assert not builder.step(state(robot.default_q), None, None).gains_changed
+    lower_body.gains = stiff_waist
+    changed = builder.step(state(robot.default_q), None, None)
+    assert changed.gains == stiff_waist and changed.gains_changed
+    assert changed.gains.kp[robot.group("waist")].tolist() == [900.0] * 3
+    assert not builder.step(state(robot.default_q), None, None).gains_changed

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from g1_teleop.control.gains import JointGains
 from g1_teleop.control.lower_body import LowerBodyTarget
 from g1_teleop.control.proprioception import Proprioception
 from g1_teleop.core.modes import Mode
@@ -11,7 +12,8 @@ from g1_teleop.core.robot_description import Robot
 
 
 class DefaultPoseHold:
-    """Legs and waist at the robot's default pose (joint PD only: it does not balance), mode STAND_HOLD."""
+    """Legs and waist at the robot's default pose (joint PD only: it does not balance), mode STAND_HOLD, with
+    the robot's default gain profile."""
 
     mode = Mode.STAND_HOLD
     max_velocity = np.zeros(3)
@@ -19,7 +21,8 @@ class DefaultPoseHold:
 
     def __init__(self, robot: Robot) -> None:
         lower = robot.group("lower_body")
-        self._target = LowerBodyTarget(q=robot.default_q[lower], tau_ff=np.zeros(len(lower)))
+        self._target = LowerBodyTarget(q=robot.default_q[lower], tau_ff=np.zeros(len(lower)),
+                                       gains=JointGains.profile(robot))
 
     def command_squat(self, height_rate: float, pitch_rate: float) -> None:
         """No squat: ignored."""
@@ -30,8 +33,8 @@ class DefaultPoseHold:
     def request(self, mode: Mode) -> str | None:
         if mode is self.mode:
             return None
-        return (f"controller hold has only {self.mode.value}: {mode.value} needs controller:=builtin "
-                "(SQUAT) or controller:=openwbt (SQUAT, LOCOMOTION)")
+        return (f"controller hold has only {self.mode.value}: {mode.value} needs controller:=builtin or openwbt "
+                "(SQUAT; LOCOMOTION with a loco_config)")
 
     def targets(self, state: Proprioception) -> LowerBodyTarget:
         return self._target

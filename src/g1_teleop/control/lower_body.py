@@ -8,6 +8,7 @@ from typing import Protocol
 
 import numpy as np
 
+from g1_teleop.control.gains import JointGains
 from g1_teleop.control.proprioception import Proprioception
 from g1_teleop.core.modes import Mode
 
@@ -15,10 +16,20 @@ from g1_teleop.core.modes import Mode
 @dataclass(frozen=True)
 class LowerBodyTarget:
     """Legs and waist (the robot's ``lower_body`` group): position targets q (15,) rad and feed-forward
-    torques tau_ff (15,) N·m, in the group's order."""
+    torques tau_ff (15,) N·m, in the group's order; and the PD gains the controller wants with them for every
+    joint of the robot (29, DDS order): its own for legs and waist, for the arms those its configuration
+    gives or the robot's default profile."""
 
     q: np.ndarray
     tau_ff: np.ndarray
+    gains: JointGains
+
+    def toward(self, end: LowerBodyTarget, fraction: float) -> LowerBodyTarget:
+        """Targets, torques and gains ``fraction`` (0 → this, 1 → ``end``) of the way to ``end``: a mode
+        switch's blend."""
+        return LowerBodyTarget(q=self.q + fraction * (end.q - self.q),
+                               tau_ff=self.tau_ff + fraction * (end.tau_ff - self.tau_ff),
+                               gains=self.gains.interpolate(end.gains, fraction))
 
 
 class LowerBodyController(Protocol):

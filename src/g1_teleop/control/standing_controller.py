@@ -15,7 +15,9 @@ squat mode: full stick 0.08 m/s and 0.1 rad/s). Every control tick:
    (balance): joint PD alone at the OpenWBT gains (ankles 40 N·m/rad) is far softer than the
    ≈ m·g·h ≈ 240 N·m/rad that would keep the body from tipping about the ankles.
 
-LOCOMOTION needs a learned policy and is refused with the reason. Vectors are in DDS motor order.
+It is the squat part of a lower-body controller (g1_teleop.control.squat_locomotion: alone, or with a learned
+walking part); its gains are the robot's default profile, which its balance torques were tuned with. Vectors
+are in DDS motor order.
 """
 
 from __future__ import annotations
@@ -25,12 +27,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from g1_teleop.control.balance import Balance, BalanceGains
+from g1_teleop.control.gains import JointGains
 from g1_teleop.control.leg_ik import LegIK, PelvisPose, StanceError, StanceModel
 from g1_teleop.control.lower_body import LowerBodyTarget
 from g1_teleop.control.proprioception import Proprioception
 from g1_teleop.control.squat_command import SquatCommand, SquatCommandLimits
 from g1_teleop.core.limits import slew_limit
-from g1_teleop.core.modes import Mode
 from g1_teleop.core.robot_description import Robot
 
 
@@ -44,11 +46,14 @@ class StandingConfig:
     full_stick_rate: tuple[float, float] = (0.08, 0.1)  # m/s, rad/s
     reference_rate: tuple[float, float, float] = (0.1, 0.15, 0.1)  # height m/s, pitch rad/s, horizontal m/s
     leg_step_limit_rad: float = 0.04  # per tick (2 rad/s)
+    transition_ticks: int = 50  # ticks the legs are kept before walking starts (OpenWBT's 1 s)
     balance: BalanceGains = field(default_factory=BalanceGains)
 
     def __post_init__(self) -> None:
         if not self.control_dt > 0 or not self.leg_step_limit_rad > 0:
             raise ValueError("control_dt and leg_step_limit_rad must be positive")
+        if self.transition_ticks < 0:
+            raise ValueError(f"transition_ticks must be >= 0, got {self.transition_ticks}")
         if not all(rate > 0 for rate in self.reference_rate):
             raise ValueError(f"reference_rate must be positive, got {self.reference_rate}")
 
@@ -60,18 +65,16 @@ class StandingConfig:
 
 
 class StandingController:
-    """Lower-body targets that stand and squat on both feet (a ``LowerBodyController``)."""
-
-    max_velocity = np.zeros(3)  # no locomotion
-    walking = False
+    """Lower-body targets that stand and squat on both feet (a ``SquatPart``), with the robot's default gain
+    profile."""
 
     def __init__(self, robot: Robot, stance: StanceModel, config: StandingConfig | None = None) -> None:
         self.config = config or StandingConfig()
         self.robot = robot
+        self.gains, self.transition_ticks = JointGains.profile(robot), self.config.transition_ticks
         self._legs, self._waist_joints = robot.group("legs"), robot.group("waist")
         self._lower = robot.group("lower_body")  # legs and waist: the order of the targets
-        self.mode = Mode.SQUAT
-        self.squat_command = SquatCommand(self.config.squat_limits)
+        self._command = SquatCommand(self.config.squat_limits)
         self.ik = LegIK(stance)
         self.balance = Balance(stance, self.config.balance)
         self._reference: PelvisPose | None = None  # the pelvis pose the legs are solved for
@@ -81,18 +84,19 @@ class StandingController:
         self._waist_q = np.zeros(len(self._waist_joints))
         self.ik_failures = 0  # ticks whose pelvis pose the legs could not reach (the last pose was kept)
 
+    @property
+    def squat_command(self) -> np.ndarray:
+        """(h m, p rad)."""
+        return self._command.value
+
     def command_squat(self, height_rate: float, pitch_rate: float) -> None:
         """Stick values in [-1, 1] for one control tick."""
-        self.squat_command.integrate(height_rate, pitch_rate)
+        self._command.integrate(height_rate, pitch_rate)
 
-    def command_velocity(self, vx: float, vy: float, wz: float) -> None:
-        """No locomotion: velocity commands are ignored."""
-
-    def request(self, mode: Mode) -> str | None:
-        if mode is Mode.SQUAT:
-            return None
-        return (f"no locomotion policy configured: the built-in controller stands and squats only; "
-                f"{mode.value} needs controller:=openwbt with the policy files (g1-teleop policies fetch)")
+    def reset(self) -> None:
+        """The command back to standing; the next targets start from the measured posture."""
+        self._command.reset()
+        self._reference = None
 
     def targets(self, state: Proprioception) -> LowerBodyTarget:
         cfg = self.config
@@ -103,7 +107,7 @@ class StandingController:
             self._pitch_bound = self._reference.pitch_rad
             self._solution = q.copy()
             self._target = q[self._lower]
-        height, pitch = self.squat_command.value
+        height, pitch = self.squat_command
         ref = self._reference
         rate_h, rate_p, rate_xy = (r * cfg.control_dt for r in cfg.reference_rate)
         self._pitch_bound = float(slew_limit(pitch, self._pitch_bound, rate_p))
@@ -125,4 +129,4 @@ class StandingController:
         self._target = slew_limit(goal, self._target, cfg.leg_step_limit_rad)
         tau = self.balance.torques(state).tau[self._lower]
         effort = self.robot.effort_limit[self._lower]
-        return LowerBodyTarget(q=self._target.copy(), tau_ff=np.clip(tau, -effort, effort))
+        return LowerBodyTarget(q=self._target.copy(), tau_ff=np.clip(tau, -effort, effort), gains=self.gains)

@@ -4,7 +4,9 @@ A lower-body controller gives the leg and waist targets and their feed-forward t
 the operator's commands and answers mode requests. Arm targets move at most ``arm_step_limit_rad`` per
 control tick (OpenWBT's ±0.01 rad limiter), from the measured arm pose at start, and stay inside the
 joint limits. With ``walking_pose``, while the lower body walks (``LowerBodyController.walking``) the arms
-move to the robot's default arm pose instead of the IK's targets. Vectors are in DDS motor order.
+move to the robot's default arm pose instead of the IK's targets. The gains of the command are the lower-body
+controller's for every joint (g1_teleop.control.gains), given with the targets of the same tick. Vectors are
+in DDS motor order.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from g1_teleop.control.gains import JointGains
 from g1_teleop.control.lower_body import LowerBodyController
 from g1_teleop.control.proprioception import Proprioception
 from g1_teleop.core.limits import slew_limit
@@ -21,8 +24,13 @@ from g1_teleop.core.robot_description import Robot
 
 @dataclass(frozen=True)
 class WholeBodyTarget:
-    q: np.ndarray  # (29,) rad
-    tau_ff: np.ndarray  # (29,) N·m
+    """The 29-joint command of one tick: targets q (rad), feed-forward torques tau_ff (N·m) and the PD gains
+    to apply with them; ``gains_changed`` when they differ from the previous command's (or it is the first)."""
+
+    q: np.ndarray
+    tau_ff: np.ndarray
+    gains: JointGains
+    gains_changed: bool
 
 
 class WholeBodyTargetBuilder:
@@ -41,6 +49,7 @@ class WholeBodyTargetBuilder:
         self._arm_lower = robot.q_lower[self._arms]
         self._arm_upper = robot.q_upper[self._arms]
         self._arm_q: np.ndarray | None = None
+        self._gains: JointGains | None = None  # the previous command's
 
     def start(self, q_measured: np.ndarray) -> None:
         """Begin from the measured arm pose, so the first targets do not jump."""
@@ -63,4 +72,5 @@ class WholeBodyTargetBuilder:
         q_target[self._arms] = self._arm_q
         if arm_tau_ff is not None:
             tau_ff[self._arms] = arm_tau_ff
-        return WholeBodyTarget(q=q_target, tau_ff=tau_ff)
+        changed, self._gains = lower.gains != self._gains, lower.gains
+        return WholeBodyTarget(q=q_target, tau_ff=tau_ff, gains=lower.gains, gains_changed=changed)

@@ -3,23 +3,22 @@
 Subscribes joint_states, imu, teleop/arm_target, joy (sensor_msgs/Joy), cmd_vel (geometry_msgs/Twist)
 and teleop/mode_request (std_msgs/String); serves teleop/squat and teleop/locomotion (std_srvs/Trigger:
 the response says why a switch is refused). Publishes joint_command (stamped, in lockstep, with the state
-it answers; in real time with the tick's time), teleop/mode (latched, on change) and teleop/trace
-(sensor_msgs/TimeReference: command stamp → stamp of the operator sample behind its arm targets).
+it answers; in real time with the tick's time), teleop/gains (latched: the controller's PD gains for the 29
+joints, position = kp, velocity = kd, before the first command and each command whose gains differ; blended
+over a mode switch), teleop/mode (latched, on change) and teleop/trace (sensor_msgs/TimeReference: command
+stamp → stamp of the operator sample behind its arm targets).
 
-controller "builtin" (default): the model-based standing and squat controller, no weights (mode SQUAT;
-LOCOMOTION is refused: it needs a learned policy). controller "hold": legs and waist at the default pose
-(mode STAND_HOLD; needs the simulator's gantry). controller "openwbt": OpenWBT's squat and locomotion
-policies (modes SQUAT, LOCOMOTION), policy files from ``policy_dir`` or $G1_TELEOP_POLICY_DIR. Arms
-follow the IK, at most ±arm_step_limit_rad per tick; from a LOCOMOTION request until a SQUAT request they
+SQUAT: controller "builtin" (default; model-based, no weights) or "openwbt" (OpenWBT's squat policy,
+squat_config). LOCOMOTION: the policy of loco_config (default: OpenWBT's with openwbt, none with builtin).
+"hold": the default pose (STAND_HOLD; needs the gantry). Policy files from policy_dir or $G1_TELEOP_POLICY_DIR.
+Arms follow the IK, at most ±arm_step_limit_rad per tick; from a LOCOMOTION request until a SQUAT request they
 move to the default arm pose instead (``locomotion_arms`` "walking_pose"; "ik" keeps them teleoperated).
 Lockstep: one command per joint_states stamp, once the IMU sample and arm target with that stamp are in
 (once a first arm target has come, the next ones are waited for at most sync_timeout_s).
 
-Joystick (ROS joy node, Xbox layout by default), for every controller with the mode: SQUAT: left stick
-up/down raises/lowers (0.08 m/s at full stick), right stick up/down leans forward/back (0.1 rad/s).
-LOCOMOTION: left stick forward/left gives vx/vy, right stick left turns left (±0.3 at full stick); a
-fresh cmd_vel overrides the sticks. Button A requests LOCOMOTION, button B SQUAT.
-
+Joystick (ROS joy node, Xbox layout by default): SQUAT: left stick up/down raises/lowers (0.08 m/s at full
+stick), right stick up/down leans (0.1 rad/s). LOCOMOTION: left stick gives vx/vy, right stick turns (full
+stick: the policy's max_cmd); a fresh cmd_vel overrides the sticks. Button A requests LOCOMOTION, B SQUAT.
 The decisions live in g1_teleop.control: controller_factory, tick_inputs, operator_commands, whole_body_target.
 """
 
@@ -45,12 +44,10 @@ from g1_teleop.core.modes import Mode
 from g1_teleop.core.robot_description import load_robot
 from g1_teleop.core.settings import check_settings, setting
 from g1_teleop.ros.diagnostics import Diagnostics, WarnOnce
-from g1_teleop.ros.messages import imu_orientation_wxyz, joint_state_msg, stamp_ns, to_stamp
+from g1_teleop.ros.messages import gains_msg, imu_orientation_wxyz, joint_state_msg, stamp_ns, to_stamp
 from g1_teleop.ros.node_main import run
 from g1_teleop.ros.parameters import declare_config
 from g1_teleop.ros.qos import QOS_COMMAND, QOS_LATCHED, QOS_SENSOR, QOS_STATE
-
-LOCOMOTION_ARMS = ("walking_pose", "ik")
 
 
 @dataclass(frozen=True)
@@ -59,13 +56,16 @@ class PolicyNodeConfig:
 
     model: str = setting("", "robot model file (MJCF .xml or URDF); empty: the one robot_config names")
     robot_config: str = setting("", "robot configuration (YAML); empty: config/g1_29dof.yaml")
-    controller: str = setting("builtin", "legs and waist: builtin (model-based standing and squat, no weights), "
-                              "hold (default pose by joint PD; needs the gantry) or openwbt (OpenWBT's squat and "
-                              "locomotion policies)", choices=CONTROLLERS)
-    policy_dir: str = setting("", "openwbt: folder of the policy files; empty: $G1_TELEOP_POLICY_DIR, then the "
-                              "user data folder")
-    squat_config: str = setting("g1_squat.yaml", "openwbt: the squat policy's configuration in policy_dir")
-    loco_config: str = setting("g1_loco.yaml", "openwbt: the locomotion policy's configuration in policy_dir")
+    controller: str = setting("builtin", "standing and squatting: builtin (model-based, no weights), openwbt "
+                              "(OpenWBT's squat policy) or hold (default pose by joint PD; needs the gantry)",
+                              choices=CONTROLLERS)
+    policy_dir: str = setting("", "folder of the policy files; empty: $G1_TELEOP_POLICY_DIR, then the user data "
+                              "folder")
+    squat_config: str = setting("", "openwbt: the squat policy's configuration, a preset name or a YAML path "
+                                "(relative: in policy_dir); empty: g1_squat.yaml")
+    loco_config: str = setting("", "walking (LOCOMOTION): the locomotion policy's configuration, a preset name "
+                               "(g1-teleop policies list) or a YAML path (relative: in policy_dir); empty: "
+                               "g1_loco.yaml with openwbt, no walking with builtin")
     control_dt: float = setting(0.02, "control period (s): the real-time timer and the builtin controller's rates",
                                 positive=True)
     lockstep: bool = setting(True, "one command per joint_states stamp, once that stamp's IMU sample and arm "
@@ -84,7 +84,8 @@ class PolicyNodeConfig:
                                            minimum=0)
     locomotion_arms: str = setting("walking_pose", "arms from a LOCOMOTION request until SQUAT is requested: "
                                    "walking_pose (the default arm pose, IK targets ignored) or ik (teleoperated: "
-                                   "a forward reach makes OpenWBT's policy fall, see README)", choices=LOCOMOTION_ARMS)
+                                   "a forward reach makes OpenWBT's policy fall, see README)",
+                                   choices=("walking_pose", "ik"))
 
     def __post_init__(self) -> None:
         check_settings(self)
@@ -112,6 +113,7 @@ class Policy(Node):
         self.pub_command = self.create_publisher(JointState, "joint_command", QOS_COMMAND)
         self.pub_trace = self.create_publisher(TimeReference, "teleop/trace", QOS_COMMAND)
         self.pub_mode = self.create_publisher(String, "teleop/mode", QOS_LATCHED)
+        self.pub_gains = self.create_publisher(JointState, "teleop/gains", QOS_LATCHED)
         self.create_subscription(JointState, "joint_states", self.on_joint_states, QOS_STATE)
         self.create_subscription(Imu, "imu", self.on_imu, QOS_STATE)
         self.create_subscription(JointState, "teleop/arm_target", self.on_arm_target, QOS_COMMAND)
@@ -127,10 +129,9 @@ class Policy(Node):
             self.create_timer(0.05, self.on_sync_timeout, clock=Clock(clock_type=ClockType.STEADY_TIME))
         else:
             self.create_timer(cfg.control_dt, self.tick)
-        walking = ("the default pose in LOCOMOTION" if cfg.locomotion_arms == "walking_pose"
-                   else "the IK in LOCOMOTION too")
-        self.get_logger().info(f"controller {cfg.controller}, mode {self.mode.value}; arms follow the IK "
-                               f"(±{cfg.arm_step_limit_rad} rad per tick), {walking}")
+        walks = f"LOCOMOTION: {cfg.loco_config or 'default'}" if any(self.lower_body.max_velocity) else "no LOCOMOTION"
+        self.get_logger().info(f"controller {cfg.controller} ({walks}), mode {self.mode.value}; arms follow the IK "
+                               f"(±{cfg.arm_step_limit_rad} rad per tick), locomotion_arms {cfg.locomotion_arms}")
 
     def on_joint_states(self, msg: JointState) -> None:
         try:
@@ -181,8 +182,7 @@ class Policy(Node):
 
     def serve_mode(self, mode: Mode, response: Trigger.Response) -> Trigger.Response:
         reason = self.switch(mode, source="service")
-        response.success = reason is None
-        response.message = f"{mode.value} requested" if reason is None else reason
+        response.success, response.message = reason is None, reason or f"{mode.value} requested"
         return response
 
     def switch(self, mode: Mode, source: str) -> str | None:
@@ -226,15 +226,16 @@ class Policy(Node):
         target = self.builder.step(tick.state, None if arm is None else arm.q, None if arm is None else arm.tau_ff)
         # Lockstep: the stamp of the state it answers (the simulator waits for it). Real time: the tick's time.
         stamp = to_stamp(tick.stamp_ns) if self.cfg.lockstep else self.get_clock().now().to_msg()
+        if target.gains_changed:  # before the command: a bridge applies them from that command on
+            self.pub_gains.publish(gains_msg(self.robot.joint_names, stamp, target.gains.kp, target.gains.kd))
         msg = joint_state_msg(self.robot.joint_names, stamp, target.q, np.zeros(len(target.q)), target.tau_ff)
         self.pub_command.publish(msg)
         self.last_command = msg
         self.commands += 1
-        mode = self.lower_body.mode
-        if mode != self.mode:
-            self.mode = mode
-            self.pub_mode.publish(String(data=mode.value))
-            self.get_logger().info(f"mode {mode.value}")
+        if self.lower_body.mode != self.mode:
+            self.mode = self.lower_body.mode
+            self.pub_mode.publish(String(data=self.mode.value))
+            self.get_logger().info(f"mode {self.mode.value}")
         if arm is not None:
             trace = TimeReference(time_ref=to_stamp(arm.stamp_ns), source="policy")
             trace.header.stamp, trace.header.frame_id = msg.header.stamp, "joint_command"

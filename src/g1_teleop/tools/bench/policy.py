@@ -11,8 +11,9 @@ from g1_teleop.tools.bench.figures import BenchError, percentiles
 
 
 def _policy_step_times(robot, controller, ticks: int) -> tuple[list[float], float]:
-    """Closed loop with the simulator (no gantry): time of each 50 Hz step (observation or model update,
-    inference or IK, 29-joint target), the simulator's own time not counted; and the final pelvis height (m)."""
+    """Closed loop with the simulator (no gantry), the command's gains applied: time of each 50 Hz step
+    (observation or model update, inference or IK, 29-joint target), the simulator's own time not counted; and the
+    final pelvis height (m)."""
     from g1_teleop.control.whole_body_target import WholeBodyTargetBuilder
     from g1_teleop.core.limits import JointCommand
     from g1_teleop.core.mujoco_model import build_mujoco_model
@@ -20,14 +21,13 @@ def _policy_step_times(robot, controller, ticks: int) -> tuple[list[float], floa
 
     sim = Simulator(robot, build_mujoco_model(robot), SimConfig(gantry=False))
     builder = WholeBodyTargetBuilder(robot, controller)
-    kp, kd = robot.gains("default")
     samples = []
     for _ in range(ticks):
         state = sim.state()
         t = time.perf_counter()
         target = builder.step(state, None, None)
         samples.append(time.perf_counter() - t)
-        sim.step_control_period(JointCommand(target.q, np.zeros(29), target.tau_ff, kp, kd))
+        sim.step_control_period(JointCommand(target.q, np.zeros(29), target.tau_ff, target.gains.kp, target.gains.kd))
     return samples, float(sim.state().world_p_pelvis[2])
 
 
