@@ -17,7 +17,8 @@ def _cmd_sim(args: argparse.Namespace) -> int:
     cfg = SimJobConfig(duration_s=args.duration, scenario=args.scenario, replay=args.replay, out_dir=args.out,
                        model=args.model,
                        lockstep=not args.realtime, gantry=gantry, viewer=args.viewer, controller=args.controller,
-                       policy_dir=args.policy_dir, pushes="; ".join(args.push))
+                       policy_dir=args.policy_dir, squat_config=args.squat_config, loco_config=args.loco_config,
+                       pushes="; ".join(args.push))
     run_dir, summary = run_sim_job(cfg, log=lambda line: print(line, flush=True))
     keys = ("sim_time_s", "wall_time_s", "realtime_factor", "controller", "gantry", "pushes", "fell", "pelvis_min_z_m",
             "commands_published", "nodes_alive", "left_wrist_err_p95_m", "right_wrist_err_p95_m")
@@ -89,6 +90,8 @@ def _cmd_policies(args: argparse.Namespace) -> int:
     from g1_teleop.control.learned.policy_files import OPENWBT_FILES, fetch, resolve_policy_dir, verify
 
     folder = resolve_policy_dir(args.dir)
+    if args.action == "list":
+        return _list_presets(folder)
     if args.action == "fetch":
         kwargs = {"base_url": args.base_url} if args.base_url else {}
         for path in fetch(folder, progress=lambda line: print(line, flush=True), **kwargs):
@@ -96,6 +99,25 @@ def _cmd_policies(args: argparse.Namespace) -> int:
         return 0
     for file in OPENWBT_FILES:  # verify
         print(f"ok  {verify(folder / file.name, file.sha256)}")
+    return 0
+
+
+def _list_presets(folder: Path) -> int:
+    from g1_teleop.control.learned.inference import TORCH_INSTALL
+    from g1_teleop.control.learned.policy_presets import summarize_presets
+
+    rows = [("preset", "layout", "parameter", "policy file", "in the folder", "needs")]
+    summaries = summarize_presets(folder)
+    rows += [(s.name, s.layout, s.parameter, s.policy_file.name, "present" if s.present else "missing", s.needs or "-")
+             for s in summaries]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    print(f"policy folder: {folder}")
+    for row in rows:
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
+    if any(s.needs == "PyTorch (not installed)" for s in summaries):
+        print(f"TorchScript policies: {TORCH_INSTALL}")
+    print("use one as loco_config:=NAME (launch) or --loco-config NAME (g1-teleop sim); its policy file goes in "
+          "the policy folder")
     return 0
 
 
@@ -159,6 +181,12 @@ def build_parser() -> argparse.ArgumentParser:
                           "pose by joint PD, on the gantry) or openwbt (OpenWBT's squat/locomotion policies; see "
                           "`g1-teleop policies fetch`)")
     sim.add_argument("--policy-dir", default="", help="policy folder (default $G1_TELEOP_POLICY_DIR)")
+    sim.add_argument("--loco-config", default="", metavar="NAME_OR_YAML",
+                     help="walking (LOCOMOTION): a locomotion policy's configuration, a preset name (`g1-teleop "
+                          "policies list`) or a YAML path; its policy file from the policy folder (default: "
+                          "OpenWBT's with --controller openwbt, none with builtin)")
+    sim.add_argument("--squat-config", default="", metavar="NAME_OR_YAML",
+                     help="with --controller openwbt: the squat policy's configuration (default OpenWBT's)")
     sim.add_argument("--gantry", action=argparse.BooleanOptionalAction, default=None,
                      help="hold the torso with a virtual gantry (default: on with --controller hold, else off)")
     sim.add_argument("--push", action="append", default=[], metavar="START,FX,FY,FZ,DURATION",
@@ -176,11 +204,13 @@ def build_parser() -> argparse.ArgumentParser:
     launch.add_argument("--show-args", action="store_true", help="list the graph's arguments and exit")
     launch.set_defaults(func=_cmd_launch)
 
-    policies = sub.add_parser("policies", help="download or check OpenWBT's squat/locomotion policies",
+    policies = sub.add_parser("policies", help="download or check OpenWBT's policies, list the presets",
                               description="fetch: download OpenWBT's ONNX policies and configs from upstream and "
-                                          "check their sha256; verify: check the files already there. The folder "
-                                          "is --dir, else $G1_TELEOP_POLICY_DIR, else the user data folder.")
-    policies.add_argument("action", choices=["fetch", "verify"])
+                                          "check their sha256; verify: check the files already there; list: the "
+                                          "policy presets (name, layout, policy file, what it needs) and whether "
+                                          "their policy files are in the folder. The folder is --dir, else "
+                                          "$G1_TELEOP_POLICY_DIR, else the user data folder.")
+    policies.add_argument("action", choices=["fetch", "verify", "list"])
     policies.add_argument("--dir", default=None, help="policy folder")
     policies.add_argument("--base-url", default=None, help="download from this base URL instead of upstream")
     policies.set_defaults(func=_cmd_policies)

@@ -42,6 +42,8 @@ class SimJobConfig:
     controller: str = "builtin"  # builtin | hold | openwbt
     pushes: str = ""  # external forces on the pelvis, "START,FX,FY,FZ,DURATION; ..." (simulator.parse_pushes)
     policy_dir: str = ""
+    squat_config: str = ""  # the policy node's squat_config and loco_config: preset names or YAML paths
+    loco_config: str = ""
     viewer: bool = False
     startup_timeout_s: float = 60.0  # wall seconds for the simulator's first clock message
     stall_timeout_s: float = 30.0  # wall seconds without simulated time advancing
@@ -77,6 +79,7 @@ def run_sim_job(cfg: SimJobConfig, log: Callable[[str], None] = print) -> tuple[
         "scenario": cfg.scenario, "model": cfg.model, "lockstep": str(cfg.lockstep).lower(),
         "gantry": str(cfg.gantry).lower(), "viewer": str(cfg.viewer).lower(), "wait_for_start": "true",
         "controller": cfg.controller, "policy_dir": cfg.policy_dir, "pushes": cfg.pushes,
+        "squat_config": cfg.squat_config, "loco_config": cfg.loco_config,
     })
     env = {"ROS_LOG_DIR": str((run_dir / "ros_logs").resolve())}
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
