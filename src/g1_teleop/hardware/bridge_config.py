@@ -75,7 +75,8 @@ class HwBridgeConfig:
 
 def load_bridge_robot(config: HwBridgeConfig) -> Robot:
     """The robot of ``model`` and ``robot_config``; ValueError unless it is the 29-joint G1."""
-    robot = load_robot(config.robot_config or None, config.model or None)
+    robot = load_robot(Path(config.robot_config) if config.robot_config else None,
+                       Path(config.model) if config.model else None)
     if len(robot.joint_names) != NUM_BODY_JOINTS:
         raise ValueError(f"hw_bridge drives the {NUM_BODY_JOINTS}-joint G1; the model has {len(robot.joint_names)} "
                          "joints")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import yaml
@@ -164,7 +165,7 @@ class HandSafety:
         return command
 
 
-def hand_cmd_message(command: JointCommand, timeout: bool = False):
+def hand_cmd_message(command: JointCommand, timeout: bool = False) -> Any:
     """The unitree_hg HandCmd_ of one hand's command (motor order; needs unitree_sdk2py)."""
     from unitree_sdk2py.idl.unitree_hg.msg.dds_ import HandCmd_, MotorCmd_
 
@@ -174,7 +175,7 @@ def hand_cmd_message(command: JointCommand, timeout: bool = False):
         for i in range(NUM_HAND_MOTORS)], reserve=[0, 0, 0, 0])
 
 
-def hand_state_arrays(message) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def hand_state_arrays(message: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """q (rad), dq (rad/s), tau_est (N·m) of the 7 motors of a HandState_; ValueError if it has fewer."""
     motors = message.motor_state
     if len(motors) < NUM_HAND_MOTORS:

@@ -4,6 +4,7 @@ through each hand's :class:`~g1_teleop.hardware.dex3.HandSafety`. ROS-free."""
 from __future__ import annotations
 
 import collections
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -33,13 +34,13 @@ class HandDds:
         self.targets: dict[str, HandTarget | None] = dict.fromkeys(SIDES)
         self._writers = {side: dds.writer(f"rt/dex3/{side}/cmd") for side in SIDES}
         for side in SIDES:
-            dds.reader(f"rt/dex3/{side}/state",
-                       on_samples=lambda samples, t, side=side: self.on_state(side, samples[-1], t))
+            dds.reader(f"rt/dex3/{side}/state", on_samples=functools.partial(self.on_states, side))
 
-    def on_state(self, side: str, message: Any, received_s: float) -> None:
-        """CycloneDDS's listener thread: the newest HandState_ of one hand and when it arrived (time.monotonic)."""
+    def on_states(self, side: str, messages: list[Any], received_s: float) -> None:
+        """CycloneDDS's listener thread: one hand's HandState_ messages and when they arrived (time.monotonic); the
+        newest counts."""
         try:
-            q, dq, tau = hand_state_arrays(message)
+            q, dq, tau = hand_state_arrays(messages[-1])
         except ValueError as exc:
             self.problem("hand_state", f"dropped rt/dex3/{side}/state: {exc}")
             return

@@ -164,6 +164,7 @@ def main(fd: int) -> int:
         setup = link.receive()
     except LinkClosed:
         return 1
+    assert isinstance(setup, Setup)  # the ROS side's first message
     try:
         loop = LowCmdLoop(link, setup)
     except Exception as exc:  # a reason for the operator: a missing SDK, a wrong interface, a bad model

@@ -192,7 +192,7 @@ class _Reader(_Endpoint):
     def _on_data(self, reader: Any) -> None:
         received_s = time.monotonic()
         samples = self._take_from(reader)  # (``reader``: the listener may fire before __init__ returns)
-        if samples:
+        if samples and self._on_samples is not None:
             self._on_samples(samples, received_s)
 
     def stop_listening(self) -> None:

@@ -1,9 +1,8 @@
 """hw_bridge: a G1 (or the virtual robot) over Unitree's own DDS interface, behind the ROS topic contract.
 
-Two processes. This one is the ROS side; the robot side, :mod:`g1_teleop.hardware.lowcmd_process`, owns the
-robot's DDS (domain ``robot_domain_id`` on ``network_interface``), runs the safety state machine
-(:mod:`g1_teleop.hardware.bridge_safety`) and writes rt/lowcmd at ``lowcmd_rate_hz``, so that nothing rclpy does
-(a publish can block with the GIL held) can stop the LowCmd loop.
+Two processes: this one is the ROS side; :mod:`g1_teleop.hardware.lowcmd_process` owns the robot's DDS (domain
+``robot_domain_id`` on ``network_interface``), runs the safety state machine and writes rt/lowcmd at
+``lowcmd_rate_hz``, so that nothing rclpy does (a publish can block with the GIL held) can stop the LowCmd loop.
 
 joint_command (29 named joints; a malformed one is rejected, one warning per kind) → the LowCmd process with
 the ``gain_profile`` gains. From rt/lowstate (500 Hz), decimated there: joint_states (q, dq, tau_est) and imu at
@@ -20,12 +19,16 @@ LowCmd process damps for 50 ms and exits, as it does when this process dies; if 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sys
 import time
+from collections.abc import Callable
 
 import rclpy.logging
+from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticStatus
+from rclpy.impl.rcutils_logger import RcutilsLogger
 from rclpy.node import Node
 from sensor_msgs.msg import Imu, JointState, Joy
 from std_srvs.srv import Trigger
@@ -95,8 +98,7 @@ class HwBridge(Node):
         if self.joy_buttons.buttons:  # (it also hears this node's own joy: a cost worth paying only when used)
             self.create_subscription(Joy, "joy", self.on_joy, QOS_SENSOR)
         for action in OperatorAction:
-            self.create_service(Trigger, f"hw_bridge/{action.value}",
-                                lambda request, response, a=action: self.on_service(a, response))
+            self.create_service(Trigger, f"hw_bridge/{action.value}", functools.partial(self.on_service, action))
         if setup.dex3 is not None:
             self.hands = HandTopics(self, setup.dex3, self.lowcmd.send, self.warn)
         self.get_logger().info(
@@ -105,9 +107,8 @@ class HwBridge(Node):
             f"{cfg.activate_combo} / {cfg.estop_combo} (start / activate / e-stop), services hw_bridge/start|activate|"
             "estop" + (f"; Dex3 hands at {cfg.dex3_rate_hz:g} Hz" if self.hands else ""))
 
-    # -- from the LowCmd process (the link's reader thread) ----------------------------------------
     def on_message(self, message: object) -> None:
-        """States are published at once; reports, problems, figures and failures go to the executor."""
+        """(The link's reader thread.) States are published at once; the rest goes to the executor."""
         if isinstance(message, msg.RobotState):
             self.publish_guarded(self.publish_state, message)
         elif isinstance(message, msg.HandState) and self.hands is not None:
@@ -117,7 +118,7 @@ class HwBridge(Node):
             if self.context.ok() and not self._closing:
                 self._inbox_guard.trigger()
 
-    def publish_guarded(self, publish, message: object) -> None:
+    def publish_guarded(self, publish: Callable[..., None], message: object) -> None:
         """``publish(message)``, unless a signal shuts ROS down meanwhile (the LowCmd process stops next)."""
         try:
             publish(message)
@@ -129,16 +130,16 @@ class HwBridge(Node):
         stamp = self.get_clock().now().to_msg()
         if state.imu is not None:
             self.pub_joints.publish(joint_state_msg(self.joint_names, stamp, state.q, state.dq, state.tau))
-            self.pub_imu.publish(imu_msg(stamp, *(state.imu[k] for k in ("quaternion", "gyroscope", "accelerometer"))))
+            imu = state.imu
+            self.pub_imu.publish(imu_msg(stamp, imu["quaternion"], imu["gyroscope"], imu["accelerometer"]))
         if state.remote is not None:
             self.pub_joy.publish(joy_msg(state.remote, stamp))
 
-    # -- what the LowCmd process reports (executor thread) ------------------------------------------
     def handle_inbox(self) -> None:
         while self._inbox:
             self.handle_message(self._inbox.pop(0))
 
-    def handle_message(self, message: object, logger=None) -> None:
+    def handle_message(self, message: object, logger: RcutilsLogger | None = None) -> None:
         logger = logger or self.get_logger()
         if isinstance(message, msg.Failed):
             raise RuntimeError(message.reason)
@@ -188,8 +189,7 @@ class HwBridge(Node):
         values.update(self._ros_figures)
         return values
 
-    # -- operator and policy (executor thread) -----------------------------------------------------
-    def on_service(self, action: OperatorAction, response: Trigger.Response) -> Trigger.Response:
+    def on_service(self, action: OperatorAction, _: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
         answer = self.lowcmd.request(OperatorEvent(action, "service"), SERVICE_TIMEOUT_S)
         response.success, response.message = (answer.success, answer.message) if answer else \
             (False, f"the LowCmd loop did not answer within {SERVICE_TIMEOUT_S:g} s")
@@ -228,7 +228,7 @@ class HwBridge(Node):
         super().destroy_node()
 
 
-def joy_msg(remote: WirelessRemote, stamp) -> Joy:
+def joy_msg(remote: WirelessRemote, stamp: Time) -> Joy:
     """sensor_msgs/Joy of the wireless remote, frame_id "wireless_remote" (never taken for a Joy device's)."""
     joy = Joy(axes=list(remote.axes), buttons=[int(b) for b in remote.buttons])
     joy.header.stamp, joy.header.frame_id = stamp, REMOTE_FRAME

@@ -14,6 +14,7 @@ free. Units: rad, rad/s, N·m, s; vectors in HandCmd motor order.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -44,7 +45,7 @@ class EmulatedHand:
         self.command = JointCommand.hold(zeros, zeros, zeros)  # free
         self.counts = HandCmdCounts()
 
-    def receive(self, message) -> None:
+    def receive(self, message: Any) -> None:
         """Check one HandCmd_ (the SDK's type); apply it if it passes, else count why not."""
         self.counts.received += 1
         motors = message.motor_cmd
@@ -71,7 +72,7 @@ class EmulatedHand:
         at_limit = (q < lim.q_lower) | (q > lim.q_upper)
         self.q, self.dq, self.tau = np.clip(q, lim.q_lower, lim.q_upper), np.where(at_limit, 0.0, dq), tau
 
-    def state_message(self):
+    def state_message(self) -> Any:
         """The HandState_ (the SDK's type) of the current state: q, dq, tau_est of each motor."""
         from unitree_sdk2py.idl.default import unitree_hg_msg_dds__HandState_ as new_hand_state
         from unitree_sdk2py.idl.default import unitree_hg_msg_dds__MotorState_ as new_motor_state

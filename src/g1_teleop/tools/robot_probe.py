@@ -8,7 +8,9 @@ Needs unitree_sdk2py (CycloneDDS 0.10.x): :mod:`g1_teleop.hardware.robot_dds`.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -55,8 +57,7 @@ class RobotProbe:
         self.dds.raw_reader(TOPIC_LOWSTATE, on_samples=self._on_lowstates)
         if hands:
             for side in SIDES:
-                self.dds.reader(f"rt/dex3/{side}/cmd",
-                                on_samples=lambda messages, t, side=side: self._on_handcmds(side, messages, t))
+                self.dds.reader(f"rt/dex3/{side}/cmd", on_samples=functools.partial(self._on_handcmds, side))
 
     def _on_lowcmds(self, samples: list[bytes], t: float) -> None:
         for sample in samples:
@@ -69,7 +70,7 @@ class RobotProbe:
     def _on_lowstates(self, samples: list[bytes], t: float) -> None:
         self.lowstate_times.extend(t for _ in samples)
 
-    def _on_handcmds(self, side: str, messages: list, t: float) -> None:
+    def _on_handcmds(self, side: str, messages: list[Any], t: float) -> None:
         for message in messages:
             values = np.array([(m.mode, m.q, m.kp, m.kd) for m in message.motor_cmd], dtype=float).T
             self.handcmds[side].append(HandCmdSample(t, values[0].astype(int), *values[1:]))

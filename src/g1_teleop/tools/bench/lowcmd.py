@@ -23,11 +23,21 @@ import math
 import os
 import threading
 import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from g1_teleop.core.realtime_loop import Pacer
 from g1_teleop.tools.bench.figures import BenchError, percentiles
+
+if TYPE_CHECKING:
+    from diagnostic_msgs.msg import DiagnosticArray
+    from rclpy.client import Client
+    from rclpy.context import Context
+
+    from g1_teleop.launching.process_runner import GraphProcesses
+    from g1_teleop.tools.robot_probe import LowCmdSample, RobotProbe
 
 ROS_DOMAIN_ID = 231  # the bench's own domains: never a robot's (0) nor the tests' (1–200)
 ROBOT_DOMAIN_ID = 230
@@ -40,7 +50,7 @@ MAX_LATENCY_S = 0.5  # a command whose LowCmd has not come by then counts as los
 COMMAND_PERIOD_S = 0.0203
 
 
-def _encode_and_write(probe, writes: int) -> dict[str, float]:
+def _encode_and_write(probe: RobotProbe, writes: int) -> dict[str, float]:
     """Pack + CRC + CDR, then the DDS write, of zero-gain LowCmds at 500 Hz to the virtual robot."""
     from g1_teleop.core.limits import JointCommand
     from g1_teleop.hardware.lowcmd import MODE_PR, NUM_BODY_JOINTS, lowcmd_to_cdr, motor_slots, pack_lowcmd
@@ -73,7 +83,7 @@ def _encode_and_write(probe, writes: int) -> dict[str, float]:
 class _Operator:
     """The bench's ROS node: the bridge's state from diagnostics, its services, and a 50 Hz policy."""
 
-    def __init__(self, context, joint_names: tuple[str, ...], default_q: np.ndarray) -> None:
+    def __init__(self, context: Context, joint_names: tuple[str, ...], default_q: np.ndarray) -> None:
         import rclpy
         from diagnostic_msgs.msg import DiagnosticArray
         from rclpy.executors import SingleThreadedExecutor
@@ -98,7 +108,7 @@ class _Operator:
         self._thread = threading.Thread(target=self._policy, daemon=True)
         self._thread.start()
 
-    def _on_diagnostics(self, msg) -> None:
+    def _on_diagnostics(self, msg: DiagnosticArray) -> None:
         for status in msg.status:
             if status.name.endswith("hw_bridge"):
                 self.state = status.message.split(":")[0]
@@ -117,7 +127,7 @@ class _Operator:
                 self.published.append((time.monotonic(), float(q[self.elbow])))
                 self.publisher.publish(self._joint_state(name=self.names, position=q.tolist()))
 
-    def spin_until(self, condition, timeout_s: float, graph, what: str) -> None:
+    def spin_until(self, condition: Callable[[], bool], timeout_s: float, graph: GraphProcesses, what: str) -> None:
         deadline = time.monotonic() + timeout_s
         while not condition():
             if (failure := graph.check()) is not None:
@@ -126,13 +136,14 @@ class _Operator:
                 raise BenchError(f"no {what} within {timeout_s:g} s (bridge state: {self.state or 'unknown'})")
             self.executor.spin_once(timeout_sec=0.01)
 
-    def call(self, service: str, graph) -> None:
-        client = self.node.create_client(self._trigger, service)
+    def call(self, service: str, graph: GraphProcesses) -> None:
+        client: Client = self.node.create_client(self._trigger, service)
         self.spin_until(client.service_is_ready, 30.0, graph, f"service {service}")
         future = client.call_async(self._trigger.Request())
         self.spin_until(future.done, 5.0, graph, f"an answer from {service}")
-        if not future.result().success:
-            raise BenchError(f"{service} refused: {future.result().message}")
+        result = future.result()
+        if result is None or not result.success:
+            raise BenchError(f"{service} refused: {'no answer' if result is None else result.message}")
 
     def close(self) -> None:
         self._closing.set()
@@ -141,7 +152,8 @@ class _Operator:
         self.node.destroy_node()
 
 
-def _latencies(published: list[tuple[float, float]], lowcmds, elbow: int) -> tuple[list[float], int]:
+def _latencies(published: list[tuple[float, float]], lowcmds: list[LowCmdSample],
+               elbow: int) -> tuple[list[float], int]:
     """Publish → first LowCmd carrying that elbow target (float32 in the LowCmd); and how many did not come
     within MAX_LATENCY_S (a newer command replaced them before the bridge's executor took them)."""
     times = np.array([s.t for s in lowcmds])

@@ -17,14 +17,18 @@ import subprocess
 import sys
 import threading
 import time
+from typing import TYPE_CHECKING
 
 from g1_teleop.tools.bench.figures import BenchError
+
+if TYPE_CHECKING:
+    from rclpy.qos import QoSProfile
 
 DOMAIN_ID = 228  # the bench's own domain: never a robot's (0), the tests' (1–200) nor the other benches'
 TRANSPORTS = {"shared_memory": None, "udp": "UDPv4"}  # FASTDDS_BUILTIN_TRANSPORTS: None = Fast DDS's default
 
 
-def _qos():
+def _qos() -> QoSProfile:
     from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 
     return QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=5, reliability=ReliabilityPolicy.RELIABLE)
