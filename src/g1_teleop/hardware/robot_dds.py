@@ -105,9 +105,7 @@ class RobotDds:
         return endpoint
 
     def close(self) -> None:
-        """Stop the listeners, then delete the endpoints and the participant."""
-        for endpoint in self._endpoints:
-            endpoint.stop_listening()
+        """Stop the listeners and delete the endpoints, then the participant."""
         for endpoint in self._endpoints:
             endpoint.close()
         self._endpoints.clear()
