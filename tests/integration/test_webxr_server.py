@@ -6,6 +6,8 @@ speaking vuer's web-client protocol (msgpackr-encoded events, ``webxr_client``),
 from __future__ import annotations
 
 import asyncio
+import base64
+import json
 import socket
 import ssl
 import subprocess
@@ -17,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import websockets
 from cryptography import x509
 
 from g1_teleop.core.rotations import matrix_from_wxyz, wxyz_from_rpy
@@ -237,15 +240,34 @@ CHROMIUM = Path("/usr/lib/chromium/chromium")  # Debian's binary (/usr/bin/chrom
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed (apt-get install chromium)")
 def test_a_headless_browser_opens_the_page(serve, tmp_path) -> None:
     """Chromium (no WebXR device here) loads vuer's client over HTTPS; the page connects back over WSS and streams
-    its camera (CAMERA_MOVE), which parses. The screenshot (the page with its Virtual Reality and Pass-through
-    buttons) is left in the test's tmp dir."""
+    its camera (CAMERA_MOVE), which parses. A screenshot of the page (its Virtual Reality and Pass-through buttons)
+    is taken over the DevTools protocol and left in the test's tmp dir."""
     server, _ = serve()
-    shot = tmp_path / "page.png"
-    subprocess.run([str(CHROMIUM), "--headless=new", "--no-sandbox", "--ignore-certificate-errors",
-                    "--enable-unsafe-swiftshader", "--window-size=1280,800", "--virtual-time-budget=8000",
-                    f"--user-data-dir={tmp_path / 'profile'}", f"--screenshot={shot}", server.page_url],
-                   check=True, capture_output=True, timeout=120)
-    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 10_000
-    wait_for(lambda: server.status().state is LinkState.DROPPED)  # its WebSocket opened, and closed on exit
-    status = server.status()
-    assert status.head_poses >= 1 and status.malformed == 0, status
+    browser = subprocess.Popen([str(CHROMIUM), "--headless=new", "--no-sandbox", "--ignore-certificate-errors",
+                                "--enable-unsafe-swiftshader", "--window-size=1280,800", "--remote-debugging-port=0",
+                                f"--user-data-dir={tmp_path / 'profile'}", server.page_url],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        devtools = next(line.split()[-1] for line in browser.stderr if line.startswith("DevTools listening on"))
+        wait_for(lambda: server.status().head_poses >= 1, timeout_s=60.0)  # loaded, connected, streaming
+        status = server.status()
+        assert status.state is LinkState.STALE and status.malformed == 0, status  # no tracking outside XR
+        port = devtools.split("/")[2]
+        with urllib.request.urlopen(f"http://{port}/json", timeout=10) as r:
+            page = next(t for t in json.load(r) if t["type"] == "page")
+        shot = tmp_path / "page.png"
+        shot.write_bytes(asyncio.run(_screenshot(page["webSocketDebuggerUrl"])))
+        assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 10_000
+    finally:
+        browser.terminate()
+        browser.wait(timeout=30)
+    wait_for(lambda: server.status().state is LinkState.DROPPED)
+
+
+async def _screenshot(devtools_page: str) -> bytes:
+    async with websockets.connect(devtools_page, max_size=None) as cdp:
+        await cdp.send(json.dumps({"id": 1, "method": "Page.captureScreenshot", "params": {"format": "png"}}))
+        while True:
+            answer = json.loads(await asyncio.wait_for(cdp.recv(), 60))
+            if answer.get("id") == 1:
+                return base64.b64decode(answer["result"]["data"])

@@ -26,7 +26,7 @@ def test_connected_then_stale_then_dropped() -> None:
     status = m.status(1.0)
     assert status.state is LinkState.STALE and "sends no hands data: press Virtual Reality" in status.text
     for i in range(31):
-        assert m.sample("ws1", 2.0 + i / 30)
+        assert m.sample("ws1", 2.0 + i / 30, tracked=True)
     status = m.status(3.1)
     assert status.state is LinkState.CONNECTED and status.operator == "192.168.1.31"
     assert status.rate_hz == pytest.approx(30.0)
@@ -45,14 +45,29 @@ def test_only_the_first_sending_headset_is_followed() -> None:
     m = monitor()
     m.opened("laptop", "192.168.1.40")
     m.opened("headset", "192.168.1.31")
-    assert m.sample("headset", 1.0)
-    assert not m.sample("laptop", 1.01)
-    assert m.sample("headset", 1.02)
+    assert m.sample("headset", 1.0, tracked=True)
+    assert not m.sample("laptop", 1.01, tracked=True)
+    assert m.sample("headset", 1.02, tracked=True)
     status = m.status(1.03)
     assert status.operator == "192.168.1.31" and status.sample_age_s == pytest.approx(0.01)
     assert status.text.endswith("1 other client(s) connected, not followed")
     m.closed("headset", 2.0)  # the followed headset leaves: the next sender is followed
-    assert m.sample("laptop", 2.1) and m.status(2.1).operator == "192.168.1.40"
+    assert m.sample("laptop", 2.1, tracked=True) and m.status(2.1).operator == "192.168.1.40"
+
+
+def test_samples_without_tracking_are_stale() -> None:
+    m = monitor()
+    m.opened("ws1", "192.168.1.31")
+    for i in range(10):
+        m.sample("ws1", 1.0 + i / 60, tracked=i < 3)
+    status = m.status(1.15)
+    assert status.state is LinkState.CONNECTED  # the last tracked sample is 0.12 s old
+    m.sample("ws1", 1.7, tracked=False)
+    status = m.status(1.7)
+    assert status.state is LinkState.STALE and status.tracked_age_s == pytest.approx(0.667, abs=1e-3)
+    assert status.text.startswith("headset 192.168.1.31 sends hands at ")
+    assert status.text.endswith("but not both tracked for 0.7 s (out of view, or the head pose missing): keep both "
+                                "hands in the headset's view")
 
 
 def test_failed_and_malformed() -> None:

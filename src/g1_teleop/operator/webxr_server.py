@@ -256,7 +256,7 @@ class WebXrServer:
         if sample is None:
             return
         with self._lock:
-            followed = self._monitor.sample(ws, received_s)
+            followed = self._monitor.sample(ws, received_s, sample.valid)
             if followed:
                 self._newest = sample
         if followed and self.on_sample is not None:

@@ -14,8 +14,8 @@ from enum import Enum
 
 class LinkState(Enum):
     """FAILED: the server is not running. NO_CLIENT: no headset has connected yet. CONNECTED: a headset sends
-    samples. STALE: a headset is connected but its samples stopped (or never started). DROPPED: the headset's
-    WebSocket closed and none is connected now."""
+    tracked samples. STALE: a headset is connected but its samples stopped, never started, or do not track both
+    hands (or controllers). DROPPED: the headset's WebSocket closed and none is connected now."""
 
     FAILED = "failed"
     NO_CLIENT = "no client"
@@ -27,7 +27,8 @@ class LinkState(Enum):
 @dataclass(frozen=True)
 class XrLinkStatus:
     """The link at one moment. clients: open WebSockets; operator: the address of the headset whose samples are
-    used; sample_age_s: time since the last sample (None: none yet); rate_hz: samples per second recently;
+    used; sample_age_s: time since the last sample (None: none yet), tracked_age_s: since the last one whose head
+    and both wrists were tracked; rate_hz: samples per second recently;
     head_poses: CAMERA_MOVE events received from any page (a page streams its camera even before the immersive
     session starts: proof that it loaded and talks); malformed: events dropped because their payload did not have
     the vuer client's layout, the last one's problem in ``last_malformed``."""
@@ -37,6 +38,7 @@ class XrLinkStatus:
     clients: int
     operator: str | None
     sample_age_s: float | None
+    tracked_age_s: float | None
     rate_hz: float
     head_poses: int = 0
     malformed: int = 0
@@ -54,6 +56,7 @@ class LinkMonitor:
         self.operator: object | None = None  # the connection whose samples are used
         self.dropped: tuple[str, float] | None = None  # the last closed connection's peer and time
         self.last_sample_s: float | None = None
+        self.last_tracked_s: float | None = None
         self.recent: deque[float] = deque(maxlen=64)  # receive times of the operator's latest samples
         self.head_poses = 0
         self.malformed_count = 0
@@ -75,33 +78,38 @@ class LinkMonitor:
     def closed(self, connection: object, now_s: float) -> None:
         self.dropped = (self.clients.pop(connection, "?"), now_s)
         if connection == self.operator:
-            self.operator, self.last_sample_s = None, None
+            self.operator, self.last_sample_s, self.last_tracked_s = None, None, None
             self.recent.clear()
 
-    def sample(self, connection: object, received_s: float) -> bool:
-        """A sample from ``connection`` arrived; True when it is the operator's (the first connection to send
-        samples, until it closes): the samples of any other client are not used."""
+    def sample(self, connection: object, received_s: float, tracked: bool) -> bool:
+        """A sample from ``connection`` arrived (``tracked``: its head and both wrists are tracked); True when it is
+        the operator's (the first connection to send samples, until it closes): the samples of any other client
+        are not used."""
         if self.operator is None:
             self.operator = connection
         if connection != self.operator:
             return False
         self.last_sample_s = received_s
+        if tracked:
+            self.last_tracked_s = received_s
         self.recent.append(received_s)
         return True
 
     def status(self, now_s: float) -> XrLinkStatus:
         age = None if self.last_sample_s is None else now_s - self.last_sample_s
+        tracked_age = None if self.last_tracked_s is None else now_s - self.last_tracked_s
         rate = 0.0
         if len(self.recent) > 1 and now_s - self.recent[-1] <= self.stale_after_s:
             rate = (len(self.recent) - 1) / max(self.recent[-1] - self.recent[0], 1e-9)
-        state, text = self._describe(now_s, age, rate)
-        return XrLinkStatus(state, text, len(self.clients), self._operator_peer(), age, rate, self.head_poses,
-                            self.malformed_count, self.last_malformed)
+        state, text = self._describe(now_s, age, tracked_age, rate)
+        return XrLinkStatus(state, text, len(self.clients), self._operator_peer(), age, tracked_age, rate,
+                            self.head_poses, self.malformed_count, self.last_malformed)
 
     def _operator_peer(self) -> str | None:
         return None if self.operator is None else self.clients.get(self.operator)
 
-    def _describe(self, now_s: float, age: float | None, rate: float) -> tuple[LinkState, str]:
+    def _describe(self, now_s: float, age: float | None, tracked_age: float | None,
+                  rate: float) -> tuple[LinkState, str]:
         if self.failure is not None:
             return LinkState.FAILED, self.failure
         if not self.clients:
@@ -119,8 +127,13 @@ class LinkMonitor:
             return LinkState.STALE, (
                 f"headset {peers} connected but sends no {self.what} data: press Virtual Reality or Pass-through "
                 f"in the page and {hold}")
+        peer = self._operator_peer()
         if age > self.stale_after_s:
-            return LinkState.STALE, f"headset {self._operator_peer()}: no {self.what} data for {age:.1f} s: {hold}"
+            return LinkState.STALE, f"headset {peer}: no {self.what} data for {age:.1f} s: {hold}"
+        if tracked_age is None or tracked_age > self.stale_after_s:
+            since = "" if tracked_age is None else f" for {tracked_age:.1f} s"
+            return LinkState.STALE, (f"headset {peer} sends {self.what} at {rate:.0f} Hz but not both tracked{since} "
+                                     f"(out of view, or the head pose missing): {hold}")
         others = len(self.clients) - 1
         extra = f"; {others} other client(s) connected, not followed" if others > 0 else ""
-        return LinkState.CONNECTED, f"headset {self._operator_peer()} connected: {self.what} at {rate:.0f} Hz{extra}"
+        return LinkState.CONNECTED, f"headset {peer} connected: {self.what} at {rate:.0f} Hz{extra}"
