@@ -36,6 +36,6 @@ def test_writes_the_certificate_and_says_what_to_open(tmp_path, capsys) -> None:
 
 
 def test_a_mistyped_address_is_refused(tmp_path) -> None:
-    with pytest.raises(ValueError, match=r"192\.168\.1"):
+    with pytest.raises(ValueError, match=r"--ip 192\.168\.1 is not an IPv4 address"):
         run("--dir", str(tmp_path), "--ip", "192.168.1")
     assert not (tmp_path / "cert.pem").exists()

@@ -1,4 +1,4 @@
-"""g1-teleop: the command-line entry point (sim, launch, record, call, topic, teleop-keys, bench)."""
+"""g1-teleop: the command-line entry point (sim, launch, record, call, topic, teleop-keys, xr-cert, bench)."""
 
 from __future__ import annotations
 
@@ -145,6 +145,12 @@ def _cmd_teleop_keys(args: argparse.Namespace) -> int:
     return run_from_args(args)
 
 
+def _cmd_xr_cert(args: argparse.Namespace) -> int:
+    from g1_teleop.tools.xr_cert import run_from_args
+
+    return run_from_args(args)
+
+
 def _cmd_bench(args: argparse.Namespace) -> int:
     from g1_teleop.tools.bench import benchmark
     from g1_teleop.tools.bench.figures import BenchError
@@ -254,6 +260,14 @@ def build_parser() -> argparse.ArgumentParser:
                                       "keys shown on screen, mode and e-stop requests, zero velocity on exit.")
     keyboard_teleop.add_arguments(keys)
     keys.set_defaults(func=_cmd_teleop_keys)
+
+    from g1_teleop.tools import xr_cert
+
+    cert = sub.add_parser("xr-cert", help="make the WebXR server's certificate and show how a headset trusts it",
+                          description="A local CA and a server certificate for this machine's addresses (the CA is "
+                                      "kept when made again), and the steps for Vision Pro, Quest and PICO.")
+    xr_cert.add_arguments(cert)
+    cert.set_defaults(func=_cmd_xr_cert)
 
     bench = sub.add_parser("bench", help="run a benchmark and print its figures as JSON")
     bench.add_argument("name", choices=sorted(BENCHMARKS))

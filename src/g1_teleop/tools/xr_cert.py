@@ -35,7 +35,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run_from_args(args: argparse.Namespace) -> int:
     folder = Path(args.dir).expanduser() if args.dir else default_certificate_dir()
     for ip in args.ip:
-        ipaddress.IPv4Address(ip)  # ValueError, printed by the CLI, for a mistyped address
+        try:
+            ipaddress.IPv4Address(ip)
+        except ValueError as exc:
+            raise ValueError(f"--ip {ip} is not an IPv4 address ({exc})") from exc
     addresses = tuple(args.ip) or machine_addresses()
     names = tuple(args.name) or machine_names()
     had_ca = CertificateFiles(folder).ca.exists() and not args.new_ca
