@@ -103,3 +103,33 @@ def torque_mismatch(periods: Periods, kp: np.ndarray, kd: np.ndarray, physics_dt
     joint) give for the same errors (N·m)."""
     position_error, velocity_error = periods.pd_errors(physics_dt, control_dt)
     return periods.tau - periods.tau_ff - (kp * position_error + kd * velocity_error)
+
+
+def joints_with_other_kp(periods: Periods, kp: np.ndarray, kd: np.ndarray, physics_dt: float, control_dt: float,
+                         effort_limit: np.ndarray, factor: float = 1.5) -> dict[int, str]:
+    """Joints whose published torques a kp ``factor`` × or ÷ ``kp`` explains at least as well (RMS over the periods)
+    as ``kp`` (with ``kd``; each per joint, or per period and joint); joint → which. Works where a joint barely
+    moves, as when a controller stands: the position error's part of the torque is exact (kd is not judged: with
+    little motion the velocity estimate's error outweighs it; fit_gains under ``excitation`` solves it).
+
+    An alternative is judged only where it predicts torques further from those of ``kp`` than twice the noise (the
+    smaller of their miss and the best constant gains' miss, fit_gains): a joint held exactly at its target says
+    nothing about kp. Periods at the effort limit are left out, as in fit_gains."""
+    unclipped = np.abs(periods.tau) < 0.999 * effort_limit
+
+    def rms(values: np.ndarray) -> np.ndarray:
+        return np.sqrt(np.sum(np.where(unclipped, values, 0.0) ** 2, axis=0) / unclipped.sum(axis=0))
+
+    def predicted(kp_: np.ndarray) -> np.ndarray:
+        return periods.tau - torque_mismatch(periods, kp_, kd, physics_dt, control_dt)
+
+    given = predicted(kp)
+    miss = rms(periods.tau - given)
+    noise = np.minimum(miss, fit_gains(periods, physics_dt, control_dt, effort_limit).residual_rms)
+    other_kp: dict[int, str] = {}
+    for name, kp_other in ((f"kp × {factor}", kp * factor), (f"kp ÷ {factor}", kp / factor)):
+        other = predicted(kp_other)
+        told_apart = rms(other - given) > 2.0 * noise
+        for j in np.flatnonzero(told_apart & (rms(periods.tau - other) <= miss)):
+            other_kp.setdefault(int(j), name)
+    return other_kp
