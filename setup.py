@@ -20,6 +20,7 @@ setup(
         (f"share/{PACKAGE}/config/scenarios", glob("config/scenarios/*.yaml")),
         (f"share/{PACKAGE}/config/graphs", glob("config/graphs/*.yaml")),
         (f"share/{PACKAGE}/config/policies", glob("config/policies/*.yaml")),
+        (f"share/{PACKAGE}/config/foxglove", glob("config/foxglove/*.json")),
         (f"share/{PACKAGE}/urdf", glob("urdf/*")),
     ],
     install_requires=["setuptools"],
