@@ -2,14 +2,19 @@
 
 Subscribes to every topic of the topic contract (README) with the reliability and durability its publisher
 offers, takes each message's serialized bytes as they came over DDS and writes them with the node clock's
-time (simulated time with use_sim_time) into a new bag folder (g1_teleop.core.rosbag). Used by `g1-teleop record`
+time (simulated time with use_sim_time) as log time and the DDS source timestamp (when the publisher wrote it,
+system clock) as publish time into a new bag folder (g1_teleop.core.rosbag), as rosbag2 does. Latched topics
+(robot_description, /tf_static, teleop/mode, teleop/gains) are subscribed transient local, so a recorder that
+joins late still gets their last message. Used by `g1-teleop record`
 and by the main job (the run directory's bag/). Topics that never carry a message are left out of the bag.
 """
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
+import rclpy.subscription
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PoseStamped, Twist
 from nav_msgs.msg import Odometry
@@ -50,6 +55,7 @@ GRAPH_TOPICS: dict[str, tuple[type, QoSProfile]] = {
     "/tf_static": (TFMessage, QOS_TF_STATIC),
     "teleop/wrist_markers": (MarkerArray, QOS_STATE),
 }
+_WITH_MESSAGE_INFO = hasattr(rclpy.subscription, "MessageInfo")  # callbacks (msg, info): rclpy of Jazzy and later
 _DEPTH = 200  # deep enough for a lockstep graph's bursts
 
 
@@ -79,8 +85,15 @@ class BagRecorder(Node):
             resolved.append(subscription.topic_name)
 
     def _recorder(self, resolved: list[str], msgtype: str):
-        def record(data: bytes) -> None:
-            self.writer.write(resolved[0], msgtype, self.get_clock().now().nanoseconds, data)
+        if not _WITH_MESSAGE_INFO:  # rclpy before Jazzy: the arrival on the system clock stands for the publish
+            def record_arrival(data: bytes) -> None:
+                self.writer.write(resolved[0], msgtype, self.get_clock().now().nanoseconds, data, time.time_ns())
+
+            return record_arrival
+
+        def record(data: bytes, info) -> None:
+            self.writer.write(resolved[0], msgtype, self.get_clock().now().nanoseconds, data,
+                              info["source_timestamp"] or time.time_ns())
 
         return record
 
