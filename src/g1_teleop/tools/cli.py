@@ -1,4 +1,5 @@
-"""g1-teleop: the command-line entry point (sim, launch, record, call, topic, teleop-keys, xr-cert, bench)."""
+"""g1-teleop: the command-line entry point (sim, launch, record, report, latency, call, topic, teleop-keys,
+xr-cert, bench)."""
 
 from __future__ import annotations
 
@@ -151,6 +152,18 @@ def _cmd_xr_cert(args: argparse.Namespace) -> int:
     return run_from_args(args)
 
 
+def _cmd_report(args: argparse.Namespace) -> int:
+    from g1_teleop.tools.run_report import main_from_args
+
+    return main_from_args(args)
+
+
+def _cmd_latency(args: argparse.Namespace) -> int:
+    from g1_teleop.tools.latency import main_from_args
+
+    return main_from_args(args)
+
+
 def _cmd_bench(args: argparse.Namespace) -> int:
     from g1_teleop.tools.bench import benchmark
     from g1_teleop.tools.bench.figures import BenchError
@@ -269,6 +282,30 @@ def build_parser() -> argparse.ArgumentParser:
     xr_cert.add_arguments(cert)
     cert.set_defaults(func=_cmd_xr_cert)
 
+    report = sub.add_parser("report", help="an HTML report of a run directory or a bag (plots and figures)",
+                            description="Wrist tracking error, joint targets against measured angles, modes and "
+                                        "safety events, loop periods, real-time factor and per-hop latency of a "
+                                        "run directory (g1-teleop sim) or a bag, as one HTML page with its plots.")
+    report.add_argument("source", type=Path, help="a run directory (g1-teleop sim) or a bag (folder or .mcap)")
+    report.add_argument("--out", type=Path, default=None, help="the HTML file (default: RUN_DIR/report.html, or "
+                        "<bag>_report.html beside a bag)")
+    report.add_argument("--model", default="", help="the robot model of a bag alone (default: the run's, else "
+                        "urdf/g1_29dof.urdf)")
+    report.set_defaults(func=_cmd_report)
+    lat = sub.add_parser("latency", help="per-hop latency p50/p95/p99 from a bag or the running graph",
+                         description="operator sample → xr/* → teleop/arm_target → joint_command (→ LowCmd with "
+                                     "--robot-interface), from a bag's publish times and stamps or live for "
+                                     "--duration seconds; says which hops a source cannot measure.")
+    lat.add_argument("bag", nargs="?", default=None, help="a bag (folder or .mcap; a run directory's bag/); none: "
+                     "measure the running graph live for --duration")
+    lat.add_argument("--json", action="store_true", help="one JSON object on one line")
+    lat.add_argument("--duration", type=float, default=10.0, help="live: wall seconds to listen (default 10)")
+    lat.add_argument("--namespace", default="", help="live: the graph's ROS namespace, e.g. /g1")
+    lat.add_argument("--use-sim-time", action="store_true", help="live: a simulation (log on /clock)")
+    lat.add_argument("--robot-interface", default="", help="live: also listen to rt/lowcmd on the robot's DDS on "
+                     "this interface (lo for the virtual robot) for the LowCmd hops")
+    lat.add_argument("--robot-domain-id", type=int, default=0, help="live: the robot's DDS domain (default 0)")
+    lat.set_defaults(func=_cmd_latency)
     bench = sub.add_parser("bench", help="run a benchmark and print its figures as JSON")
     bench.add_argument("name", choices=sorted(BENCHMARKS))
     bench.add_argument("--json", action="store_true", help="one JSON object on one line")

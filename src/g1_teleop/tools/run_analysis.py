@@ -48,6 +48,15 @@ def wrist_errors(rec: Recording, fk: Fk, settle_s: float = 1.0) -> dict[str, np.
     }
 
 
+def wrist_error_series(rec: Recording, fk: Fk, settle_s: float = 1.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The samples of :func:`wrist_errors` with their times: (t, left error, right error), m."""
+    left, right = reached_wrists(rec, fk)
+    target_left, target_right, valid = targets_at(rec, rec.state_t)
+    keep = valid & (rec.state_t >= settle_s)
+    return (rec.state_t[keep], np.linalg.norm(left - target_left, axis=1)[keep],
+            np.linalg.norm(right - target_right, axis=1)[keep])
+
+
 def arm_target_steps(rec: Recording) -> np.ndarray:
     """Largest per-tick change of any arm target (rad), one value per consecutive command pair."""
     arm = rec.command_q[:, ARM_INDICES]
