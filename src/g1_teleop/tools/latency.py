@@ -12,7 +12,8 @@ simulated clock reached it, from /clock's publish times). Hops:
 * ``arm_target_to_tick``: → the policy's tick that first uses it: scheduling, the wait for the next 50 Hz tick
   (zero in lockstep, where the arm target starts the tick). A tick starts: lockstep, when its state and its
   arm target are both in; real-time simulation, when /clock reaches the tick's stamp; on the system clock, on
-  the policy timer's 50 Hz grid, fitted to the commands' stamps (the earliest tick counted as on time);
+  the policy timer's 50 Hz grid, fitted under the commands' stamps (the ticks that were on time; the policy
+  stamps a real-time command after its controller step, so the step counts in ``tick_to_command``);
 * ``tick_to_command``: tick → joint_command published (the controller's step);
 * ``operator_to_command``: operator sample → joint_command published, the wait included;
 * ``operator_to_command_without_wait``: the same without the wait for the tick (the goal: p99 ≤ 5 ms);
@@ -124,15 +125,26 @@ def clock_kind(bag: Bag) -> str:
 
 def tick_grid(stamps_ns: np.ndarray) -> np.ndarray:
     """Due times of a periodic timer that produced ``stamps_ns`` (each taken some time after its tick's due
-    time): the line n·P + φ fitted to them, moved down onto their lower envelope (the earliest tick on time)."""
+    time, never before): the line n·P + φ under every stamp that touches the most of them (the lower convex hull's
+    edge at the middle tick: the ticks that were on time), n the tick's index (skipped ticks counted)."""
     if len(stamps_ns) < 3:
         return stamps_ns.copy()
     rel = (stamps_ns - stamps_ns[0]).astype(float)
-    period = float(np.median(np.diff(rel)))
-    n = np.round(rel / period)
-    slope, _ = np.polyfit(n, rel, 1)
-    phase = float(np.min(rel - n * slope))
-    return stamps_ns[0] + np.round(n * slope + phase).astype(np.int64)
+    n = np.round(rel / float(np.median(np.diff(rel))))
+    hull: list[int] = []  # lower convex hull of (n, rel), n increasing
+    for k in np.argsort(n, kind="stable"):
+        while len(hull) >= 2:
+            (x0, y0), (x1, y1) = (n[hull[-2]], rel[hull[-2]]), (n[hull[-1]], rel[hull[-1]])
+            if (x1 - x0) * (rel[k] - y0) - (y1 - y0) * (n[k] - x0) <= 0:
+                hull.pop()
+            else:
+                break
+        hull.append(int(k))
+    middle = float(n.mean())
+    i = next((i for i in range(len(hull) - 1) if n[hull[i + 1]] >= middle), len(hull) - 2)
+    a, b = hull[i], hull[i + 1]
+    slope = (rel[b] - rel[a]) / (n[b] - n[a]) if n[b] != n[a] else float(np.median(np.diff(rel)))
+    return stamps_ns[0] + np.round(rel[a] + (n - n[a]) * slope).astype(np.int64)
 
 
 def hop_latencies(bag: Bag, lowcmds: LowCmdArrivals | None = None,
@@ -186,8 +198,8 @@ def hop_latencies(bag: Bag, lowcmds: LowCmdArrivals | None = None,
     if kind != "lockstep simulation" and kind != "system clock":
         out.notes.append("real-time simulation: a tick starts when /clock reaches its stamp (its publish time)")
     elif kind == "system clock":
-        out.notes.append("system clock: a tick starts on the policy timer's grid fitted to the commands' stamps "
-                         "(the earliest tick counted as on time)")
+        out.notes.append("system clock: a tick starts on the policy timer's 50 Hz grid, fitted under the "
+                         "commands' stamps (the ticks that were on time)")
     if lowcmds is None:
         for hop in ("command_to_lowcmd", "operator_to_lowcmd"):
             out.unmeasured[hop] = NO_LOWCMD

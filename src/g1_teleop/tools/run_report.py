@@ -342,7 +342,9 @@ def _plot_latency(latency: HopLatencies | None) -> bytes:
     for k, hop in enumerate(hops):
         ax = axes[k // cols, k % cols]
         values = latency.ms[hop]
-        ax.hist(values, bins=40, color="C0")
+        low, high = float(values.min()), float(values.max())
+        span = (low - 0.5, high + 0.5) if high - low < 0.05 else (low, high)  # (a constant: one bar, few ticks)
+        ax.hist(values, bins=40, range=span, color="C0")
         for p, style in ((50, "-"), (99, "--")):
             value = float(np.percentile(values, p))
             ax.axvline(value, color="k", ls=style, lw=1, label=f"p{p} {value:.2f} ms")

@@ -1,0 +1,122 @@
+"""`g1-teleop report` and `g1-teleop latency --json` on a short sim run (lockstep: the same figures on a loaded
+machine; the real-time paths have unit tests with made-up stamps); its bag read alike by rosbags and
+mcap-ros2-support; `g1-teleop record` joining after robot_description was published still records it."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from g1_teleop.core.rosbag import read_bag
+from g1_teleop.tools.bag_analysis import read_run_bag, recording_from_bag
+from support.bag_readers import assert_readers_agree
+
+pytestmark = pytest.mark.integration
+
+
+def cli(*args: str, timeout_s: float = 120.0) -> subprocess.CompletedProcess:
+    proc = subprocess.run([sys.executable, "-m", "g1_teleop.tools.cli", *args], capture_output=True, text=True,
+                          timeout=timeout_s)
+    assert proc.returncode == 0, f"g1-teleop {' '.join(args)} failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
+    return proc
+
+
+def figures_table(page: str) -> dict[str, str]:
+    table = page.split("<table class='figures'>")[1].split("</table>")[0]
+    return dict(re.findall(r"<tr><td>([^<]*)</td><td>([^<]*)</td></tr>", table))
+
+
+def test_report_and_latency_of_a_run_and_its_bag(sim_job, robot):
+    run = sim_job("--duration", "3", name="lockstep")
+    bag_dir = run.out / "bag"
+
+    cli("report", str(run.out))
+    cli("report", str(bag_dir))
+    page, alone = (run.out / "report.html").read_text(), (run.out / "bag_report.html").read_text()
+    assert figures_table(page) == figures_table(alone)  # a run directory's report is its bag's
+    for stem in ("wrist_error", "joints", "modes_events", "loop_periods", "realtime", "latency"):
+        assert f"<img id='{stem}'" in page
+    table = figures_table(page)
+    assert 0 < float(table["realtime_factor"]) < 10  # (from /clock's publish times; the summary's includes start-up)
+    assert table["latency_clock"] == "lockstep simulation" and table["commands_published"] in ("150", "151")
+    assert float(table["joint_command_period_nominal_ms"]) == pytest.approx(20.0)
+    assert float(table["left_wrist_err_p95_m"]) == pytest.approx(run.summary["left_wrist_err_p95_m"], rel=0.05)
+
+    figures = json.loads(cli("latency", str(bag_dir), "--json").stdout)
+    hops = figures["hops"]
+    assert figures["clock"] == "lockstep simulation" and figures["counts"]["samples_used_by_a_command"] >= 149
+    for hop in ("operator_to_xr", "xr_to_arm_target", "tick_to_command", "operator_to_command"):
+        assert hops[hop]["measured"] and 0 < hops[hop]["p50_ms"] <= hops[hop]["p99_ms"], (hop, hops[hop])
+    assert hops["arm_target_to_tick"]["p99_ms"] == 0.0  # lockstep: the arm target starts the tick
+    assert hops["operator_to_command"]["p50_ms"] == hops["operator_to_command_without_wait"]["p50_ms"]
+    assert hops["operator_to_command"]["p50_ms"] > max(hops[h]["p50_ms"] for h in ("operator_to_xr", "tick_to_command"))
+    assert not hops["operator_to_lowcmd"]["measured"] and "--robot-interface" in hops["operator_to_lowcmd"]["why"]
+
+    # the bag's reading is the recorder's: the same samples over the recording's span
+    recording = run.recording()
+    from_bag = recording_from_bag(read_run_bag(bag_dir), robot.joint_names)
+    for name in ("state_t", "state_q", "command_t", "command_q", "wrist_t", "wrist_left", "trace_origin_t"):
+        ours, theirs = getattr(recording, name), getattr(from_bag, name)
+        assert len(theirs) >= len(ours) > 10, name
+        np.testing.assert_array_equal(theirs[: len(ours)], ours, err_msg=name)
+
+    bag = read_bag(bag_dir, ["robot_description", "/tf_static"])
+    assert "<robot" in bag.get("robot_description")[0].msg.data and bag.get("/tf_static")
+    assert assert_readers_agree(bag_dir) > 1000
+
+
+def test_record_joining_late_gets_the_latched_description_and_both_readers_agree(rclpy_context, tmp_path):
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.node import Node
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import String
+
+    from g1_teleop.ros.qos import QOS_LATCHED, QOS_STATE
+
+    node = Node("late_join_publisher", context=rclpy_context)
+    description = node.create_publisher(String, "robot_description", QOS_LATCHED)
+    states = node.create_publisher(JointState, "joint_states", QOS_STATE)
+    description.publish(String(data="<robot name='late_join'/>"))  # before any recorder exists
+    executor = SingleThreadedExecutor(context=rclpy_context)
+    executor.add_node(node)
+    stop = threading.Event()
+
+    def publish_states() -> None:
+        k = 0
+        while not stop.is_set():
+            msg = JointState(name=["a", "b"], position=[0.01 * k, -0.5], velocity=[0.0, 1.0])
+            msg.header.stamp = node.get_clock().now().to_msg()
+            states.publish(msg)
+            k += 1
+            time.sleep(0.02)
+
+    thread = threading.Thread(target=publish_states, daemon=True)
+    thread.start()
+    try:
+        out = tmp_path / "late"
+        recorder = subprocess.Popen([sys.executable, "-m", "g1_teleop.tools.cli", "record", "--duration", "4",
+                                     "--out", str(out), "--topics", "robot_description", "joint_states"],
+                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        deadline = time.monotonic() + 60
+        while recorder.poll() is None and time.monotonic() < deadline:
+            executor.spin_once(timeout_sec=0.05)
+        output = recorder.communicate(timeout=30)[0]
+        assert recorder.returncode == 0, output
+    finally:
+        stop.set()
+        thread.join()
+        executor.shutdown()
+        node.destroy_node()
+    bag = read_bag(out, ["robot_description", "joint_states"])
+    assert [m.msg.data for m in bag.get("robot_description")] == ["<robot name='late_join'/>"]
+    states_read = bag.get("joint_states")
+    assert len(states_read) > 20
+    assert all(abs(m.log_time_ns - m.publish_time_ns) < 1e9 for m in states_read)  # both on the system clock
+    assert assert_readers_agree(out) == len(states_read) + 1
