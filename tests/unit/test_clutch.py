@@ -196,3 +196,33 @@ def test_config_is_checked() -> None:
         ClutchConfig(stale_after_s=0.5, home_after_s=0.4)
     with pytest.raises(ValueError, match="home_speed_m_s must be > 0"):
         ClutchConfig(home_speed_m_s=0.0)
+
+
+def test_auto_follows_the_samples_themselves_from_the_first_one() -> None:
+    """clutch auto (scenarios, bags): engaged by the first valid sample, the targets the sample's own arrays (a
+    replay repeats bit for bit), no operator request accepted."""
+    clutch = Clutch(ClutchConfig(), HOME, ROBOT, auto=True)
+    assert_pair(clutch.step(0.0, None).targets, ROBOT, 0.0)
+    assert clutch.state is ClutchState.DISENGAGED
+    first = sample(OPERATOR, 0.02)
+    step = clutch.step(0.02, first)
+    assert [(t.previous, t.state, t.reason) for t in step.transitions] == [
+        (ClutchState.DISENGAGED, ClutchState.ENGAGED, "following the source (clutch auto)")]
+    assert step.targets is first.wrists
+    later = sample(moved(OPERATOR, (0.1, 0.0, 0.0)), 0.04)
+    assert clutch.step(0.04, later).targets is later.wrists
+    for refused in (clutch.engage(0.05, ROBOT), clutch.disengage(0.05), clutch.toggle(0.05, ROBOT)):
+        assert isinstance(refused, Refused) and refused.reason.startswith("the clutch is auto")
+    assert clutch.state is ClutchState.ENGAGED
+
+
+def test_auto_holds_homes_and_follows_again_absolutely() -> None:
+    clutch = Clutch(ClutchConfig(), HOME, ROBOT, auto=True)
+    clutch.step(1.0, sample(OPERATOR, 1.0))
+    assert [t.state for t in clutch.step(3.1, None).transitions] == [ClutchState.HOLDING, ClutchState.HOMING]
+    homing = clutch.step(3.2, None).targets
+    assert not np.allclose(homing.left, OPERATOR.left)
+    back = sample(moved(OPERATOR, (0.0, 0.05, 0.0)), 3.3)
+    step = clutch.step(3.3, back)
+    assert clutch.state is ClutchState.ENGAGED and step.targets is back.wrists
+    assert step.transitions[0].reason == "tracking back: following the source again (clutch auto)"

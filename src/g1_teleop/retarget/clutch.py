@@ -22,6 +22,11 @@ States and transitions (each a ``ClutchTransition`` record with its reason):
   ``home_speed_rad_s``, and stay there. Valid tracking again → ENGAGED, re-anchored at the current targets.
 * ``disengage(now)`` (pause) from any engaged state → DISENGAGED, targets held; ``engage`` again (resume)
   re-anchors at the robot's current wrists. ``toggle`` does one or the other (the Joy ENGAGE button's press).
+
+``auto=True`` (the graph's ``clutch:=auto``, for scenarios and bags, which are the robot's motion already): the
+clutch engages by itself at the first valid sample and again whenever valid tracking comes back, and the targets
+are the operator's wrists themselves (absolute mapping: the very arrays of the sample, so that a replayed run
+repeats bit for bit); HOLDING and HOMING as above; ``engage``, ``disengage`` and ``toggle`` are refused.
 """
 
 from __future__ import annotations
@@ -107,12 +112,17 @@ class ClutchStep:
     transitions: tuple[ClutchTransition, ...]
 
 
+_AUTO_REFUSAL = Refused("the clutch is auto (a scenario or a bag): it follows the source by itself; start retarget "
+                        "with clutch:=operator to engage and pause by hand")
+
+
 class Clutch:
     """See the module docstring. ``home``: where the arms go when tracking is lost for long; ``robot``: the
-    robot's wrists now (the first targets)."""
+    robot's wrists now (the first targets); ``auto``: engaged by the samples themselves, absolute mapping."""
 
-    def __init__(self, config: ClutchConfig, home: WristPair, robot: WristPair) -> None:
+    def __init__(self, config: ClutchConfig, home: WristPair, robot: WristPair, auto: bool = False) -> None:
         self.config = config
+        self.auto = auto
         self.home = WristPair(*(np.array(T, dtype=float) for T in home))
         self.state = ClutchState.DISENGAGED
         self.targets = WristPair(*(np.array(T, dtype=float) for T in robot))
@@ -122,6 +132,8 @@ class Clutch:
 
     def engage(self, now_s: float, robot: WristPair) -> ClutchTransition | Refused:
         """Start following, anchored at the robot's wrists ``robot`` and the newest valid operator sample."""
+        if self.auto:
+            return _AUTO_REFUSAL
         if self.state is not ClutchState.DISENGAGED:
             return Refused(f"already {self.state.value}: disengage first")
         if self.last_valid is None or now_s - self.last_valid.received_s > self.config.stale_after_s:
@@ -134,6 +146,8 @@ class Clutch:
 
     def disengage(self, now_s: float) -> ClutchTransition | Refused:
         """Stop following; the targets hold where they are."""
+        if self.auto:
+            return _AUTO_REFUSAL
         if self.state is ClutchState.DISENGAGED:
             return Refused("not engaged")
         return self._go(now_s, ClutchState.DISENGAGED, "paused by the operator")
@@ -158,7 +172,12 @@ class Clutch:
                 transitions.append(self._go(now_s, ClutchState.HOLDING,
                                             f"no valid tracking for {age * 1000:.0f} ms"))
             elif fresh:
-                self.targets = self._follow(sample.wrists)
+                self.targets = sample.wrists if self.auto else self._follow(sample.wrists)
+        elif self.auto and fresh:
+            self.targets = sample.wrists
+            reason = "following the source (clutch auto)" if self.state is ClutchState.DISENGAGED else \
+                "tracking back: following the source again (clutch auto)"
+            transitions.append(self._go(now_s, ClutchState.ENGAGED, reason))
         elif self.state in (ClutchState.HOLDING, ClutchState.HOMING) and fresh:
             self._anchor = (self.targets, sample.wrists)
             transitions.append(self._go(now_s, ClutchState.ENGAGED, "tracking back: re-anchored where the arms are"))
