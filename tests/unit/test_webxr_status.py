@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from g1_teleop.operator.webxr_status import LinkMonitor, LinkState
+from g1_teleop.operator.webxr_status import LinkMonitor, LinkState, StatusLog
 
 URL, PAGE = "https://192.168.1.20:8012", "https://192.168.1.20:8012/?ws=wss://192.168.1.20:8012"
 
@@ -79,3 +79,25 @@ def test_failed_and_malformed() -> None:
     assert "wake both controllers" in status.text
     m.failed("cannot listen on 0.0.0.0:8012 (Address already in use): stop the program using that port")
     assert m.status(0.0).state is LinkState.FAILED and m.status(0.0).text.startswith("cannot listen")
+
+
+def test_status_lines_on_each_change_without_flooding() -> None:
+    """One line per change of state; a page that reconnects over and over gives one line per interval with the
+    newest status and how many changes it stands for."""
+    m, log = monitor(), StatusLog(min_interval_s=2.0)
+    first = log.update(0.0, m.status(0.0))
+    assert first == f"WebXR no client: no headset connected at {URL}: open {PAGE} in the headset's browser, trust " \
+                    "the certificate (g1-teleop xr-cert), then press Virtual Reality or Pass-through"
+    assert log.update(0.5, m.status(0.5)) is None  # nothing changed
+    m.opened("ws1", "192.168.1.31")
+    assert log.update(3.0, m.status(3.0)).startswith("WebXR stale: headset 192.168.1.31 connected but sends no")
+    for k in range(10):  # the page reloads every 0.1 s
+        m.closed("ws1", 3.05 + 0.1 * k)
+        assert log.update(3.06 + 0.1 * k, m.status(3.06 + 0.1 * k)) is None
+        m.opened("ws1", "192.168.1.31")
+        assert log.update(3.1 + 0.1 * k, m.status(3.1 + 0.1 * k)) is None
+    m.sample("ws1", 4.9, tracked=True)
+    line = log.update(5.0, m.status(5.0))
+    assert line.startswith("WebXR connected: headset 192.168.1.31 connected: hands") and \
+        line.endswith("(21 status changes in the last 2 s)")
+    assert log.update(9.0, m.status(4.95)) is None

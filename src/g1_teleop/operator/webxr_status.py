@@ -137,3 +137,28 @@ class LinkMonitor:
         others = len(self.clients) - 1
         extra = f"; {others} other client(s) connected, not followed" if others > 0 else ""
         return LinkState.CONNECTED, f"headset {peer} connected: {self.what} at {rate:.0f} Hz{extra}"
+
+
+class StatusLog:
+    """Which statuses of the link to log: every change of state (or of the followed headset) without flooding. A
+    change after a quiet ``min_interval_s`` is logged at once; further changes within the interval wait for its
+    end, and one line then gives the newest status and how many changes it stands for (a page that reconnects
+    over and over). Call ``update`` regularly with the current status; times are monotonic seconds."""
+
+    def __init__(self, min_interval_s: float = 2.0) -> None:
+        self.min_interval_s = min_interval_s
+        self._seen: tuple[LinkState, str | None] | None = None
+        self._changes = 0
+        self._last_line_s: float | None = None
+
+    def update(self, now_s: float, status: XrLinkStatus) -> str | None:
+        """The line to log now for ``status``, if any."""
+        key = (status.state, status.operator)
+        if key != self._seen:
+            self._seen, self._changes = key, self._changes + 1
+        if self._changes == 0 or (self._last_line_s is not None and now_s - self._last_line_s < self.min_interval_s):
+            return None
+        since = None if self._last_line_s is None else now_s - self._last_line_s
+        changes, self._changes, self._last_line_s = self._changes, 0, now_s
+        more = f" ({changes} status changes in the last {since:.0f} s)" if changes > 1 and since is not None else ""
+        return f"WebXR {status.state.value}: {status.text}{more}"
