@@ -249,6 +249,13 @@ def _lowcmd_hops(out: HopLatencies, bag: Bag, commands: dict, origin_of: dict[in
     out.ms["operator_to_lowcmd"] = np.array(operator_ms)
     out.counts.update({"lowcmds": len(lowcmds.t_ns), "commands_matched_to_a_lowcmd": len(command_ms),
                        "commands_not_carried": missing})
+    if not len(lowcmds.t_ns):
+        why = "no LowCmd heard on rt/lowcmd: is hw_bridge writing (its diagnostics), on that interface and domain?"
+        out.unmeasured.update(dict.fromkeys(("command_to_lowcmd", "operator_to_lowcmd"), why))
+    elif not command_ms:
+        why = ("no command's arm targets reached a LowCmd: was hw_bridge ACTIVE (`g1-teleop call start`, then "
+               "`activate`; its diagnostics say its state)?")
+        out.unmeasured.update(dict.fromkeys(("command_to_lowcmd", "operator_to_lowcmd"), why))
     if missing:
         out.notes.append(f"{missing} commands with new arm targets reached no LowCmd within {LOWCMD_WINDOW_S} s "
                          "(the bridge not ACTIVE, its limits, or a newer command first)")
@@ -287,8 +294,8 @@ class LowCmdListener:
         self.dds.close()
 
 
-LIVE_TOPICS = ["xr/left_wrist", "xr/right_wrist", "teleop/arm_target", "teleop/trace", "joint_command",
-               "joint_states", "/clock", "diagnostics", "teleop/mode"]
+LIVE_TOPICS = ["xr/left_wrist", "xr/right_wrist", "teleop/arm_target", "teleop/trace", "joint_command"]
+LIVE_SIM_TOPICS = ["/clock", "joint_states"]  # a simulation's clock, and its states to tell lockstep apart
 
 
 def record_live(duration_s: float, out: Path, namespace: str = "", use_sim_time: bool = False,
@@ -302,7 +309,8 @@ def record_live(duration_s: float, out: Path, namespace: str = "", use_sim_time:
 
     listener = LowCmdListener(robot_domain_id, robot_interface) if robot_interface else None
     rclpy.init()
-    recorder = BagRecorder(out, topics=LIVE_TOPICS, use_sim_time=use_sim_time, namespace=namespace,
+    topics = LIVE_TOPICS + (LIVE_SIM_TOPICS if use_sim_time else [])  # (no more: the listener loads the graph)
+    recorder = BagRecorder(out, topics=topics, use_sim_time=use_sim_time, namespace=namespace,
                            node_name="latency_recorder")
     executor = SingleThreadedExecutor()
     executor.add_node(recorder)
