@@ -34,6 +34,7 @@ from g1_teleop.core.realtime_loop import Pacer
 from g1_teleop.core.robot_description import load_robot
 from g1_teleop.launching.graph_description import NodeSpec
 from g1_teleop.launching.process_runner import GraphProcesses
+from g1_teleop.ros.qos import QOS_LATCHED
 from g1_teleop.tools.robot_probe import LowCmdSample, RobotProbe
 
 pytestmark = pytest.mark.integration
@@ -109,6 +110,7 @@ class Rig:
         self.executor.add_node(self.node)
         self.command_pub = self.node.create_publisher(JointState, "joint_command", QOS)
         self.joy_pub = self.node.create_publisher(Joy, "joy", JOY_QOS)
+        self.gains_pub = self.node.create_publisher(JointState, "teleop/gains", QOS_LATCHED)
         self.diagnostics: list[tuple[float, DiagnosticStatus]] = []
         self.joint_states: list[JointState] = []
         self.node.create_subscription(DiagnosticArray, "diagnostics", self._on_diagnostics, QOS)
@@ -309,6 +311,70 @@ def test_start_up_sequence_tracking_and_malformed_commands(make_rig):
     rig.robot.stop()
     summary = json.loads(rig.log.split("virtual_robot summary: ")[-1].splitlines()[0])
     assert summary["lowcmd_applied"] == summary["lowcmd_received"] > 0, summary  # no NaN, CRC or mode drops
+
+
+def gains_msg(kp: np.ndarray, kd: np.ndarray) -> JointState:
+    return JointState(name=NAMES, position=[float(v) for v in kp], velocity=[float(v) for v in kd])
+
+
+def test_the_policys_gains_reach_the_motors_in_active_only(make_rig):
+    """teleop/gains at the robot: the default profile before; after activation the published gains (waist 900/9)
+    blended in from the hold gains over activate_blend_s, then exactly; a refused message changes nothing; the
+    damping profile after an e-stop."""
+    hold_kp, hold_kd = ROBOT.gains("default")
+    waist = [NAMES.index(n) for n in ("waist_yaw_joint", "waist_roll_joint", "waist_pitch_joint")]
+    kp, kd = hold_kp.copy(), hold_kd.copy()
+    kp[waist], kd[waist] = 900.0, 9.0
+    assert not np.allclose(hold_kp[waist], 900.0)
+    blend_s = 1.0  # BridgeSafetyConfig's activate_blend_s
+    rig = make_rig(parameters=RELAXED)
+    rig.wait_state("ZERO_TORQUE", 20.0)
+    assert rig.call("start").success
+    rig.wait_state("HOLD", RAMP_S + 2.0)
+    rig.gains_pub.publish(gains_msg(kp, kd))  # with the first command, as the policy node does
+    rig.publishing = True
+    rig.spin(0.5)
+    hold_s = time.monotonic() - 0.4
+    held = [s for s in rig.probe.lowcmds if s.t > hold_s]
+    assert held and all(np.array_equal(s.kp, hold_kp) and np.array_equal(s.kd, hold_kd) for s in held), \
+        "HOLD does not keep the default profile"
+    assert rig.spin(2.0, lambda: bridge_values(rig).get("gains", "").startswith("teleop/gains")), bridge_values(rig)
+
+    response = rig.call("activate")
+    assert response.success, (response.message, rig.log)
+    rig.wait_state("ACTIVE", 1.0)
+    active_s = rig.diagnostics[-1][0]
+    rig.spin(blend_s + 0.5)
+    active = [s for s in rig.probe.lowcmds if s.t > active_s]
+    blending = [s for s in active if s.t < active_s + blend_s - 0.1]
+    waist_kp = np.array([s.kp[waist[0]] for s in blending])
+    assert len(blending) > 100 and np.all(np.diff(waist_kp) >= 0), "the waist kp does not ramp up"
+    assert waist_kp[0] < hold_kp[waist[0]] + 200 and hold_kp[waist[0]] + 100 < waist_kp[-1] < 900.0, \
+        (waist_kp[0], waist_kp[-1])
+    done = [s for s in active if s.t > active_s + blend_s + 0.1]
+    assert done and all(np.array_equal(s.kp, kp) and np.array_equal(s.kd, kd) for s in done), \
+        (done[-1].kp[waist], done[-1].kd[waist])
+    print(f"\nwaist kp/kd at the robot: HOLD {held[-1].kp[waist]}/{held[-1].kd[waist]}, blend "
+          f"{waist_kp[0]:.1f} → {waist_kp[-1]:.1f} over {blending[-1].t - blending[0].t:.2f} s, ACTIVE "
+          f"{done[-1].kp[waist]}/{done[-1].kd[waist]}")
+
+    refused = kp.copy()
+    refused[waist[0]] = 1e6  # beyond gain_limits
+    t_refused = time.monotonic()
+    rig.gains_pub.publish(gains_msg(refused, kd))
+    rig.spin(0.2)  # (teleop/gains keeps one message)
+    rig.gains_pub.publish(JointState(name=NAMES, position=kp.tolist()))  # no kd
+    assert rig.spin(2.5, lambda: int(bridge_values(rig).get("gains_refused", 0)) == 2), (bridge_values(rig), rig.log)
+    after = [s for s in rig.probe.lowcmds if s.t > t_refused]
+    assert after and all(np.array_equal(s.kp, kp) and np.array_equal(s.kd, kd) for s in after)
+    assert rig.state == "ACTIVE" and "refused teleop/gains" in rig.log, rig.log
+
+    t_estop = time.monotonic()
+    assert rig.call("estop").success
+    rig.wait_state("DAMP", 1.0)
+    rig.spin(0.2)
+    damped = [s for s in rig.probe.lowcmds if s.t > t_estop + 0.05]
+    assert damped and all(damping(s) for s in damped)
 
 
 def test_missing_commands_damp_within_the_timeout(make_rig):

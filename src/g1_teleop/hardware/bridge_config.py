@@ -37,7 +37,8 @@ class HwBridgeConfig:
                                                   "LowState (Hz)", positive=True, maximum=MAX_RATE_HZ)
     joy_publish_rate_hz: float = setting(50.0, "joy (the wireless remote) per second on average, at most one per "
                                                "LowState (Hz)", positive=True, maximum=MAX_RATE_HZ)
-    gain_profile: str = setting("default", "gain profile (config/g1_29dof.yaml) of the policy's commands in ACTIVE")
+    gain_profile: str = setting("default", "gain profile (config/g1_29dof.yaml) of the policy's commands in ACTIVE "
+                                                  "until the first valid teleop/gains")
     start_combo: str = setting("start", _COMBO.format("starts (ZERO_TORQUE or DAMP → RAMP)"))
     activate_combo: str = setting("A", _COMBO.format("activates (HOLD → ACTIVE)"))
     estop_combo: str = setting("select", _COMBO.format("e-stops (any state → DAMP)"))

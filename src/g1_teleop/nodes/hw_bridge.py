@@ -5,9 +5,14 @@ Two processes: this one is the ROS side; :mod:`g1_teleop.hardware.lowcmd_process
 ``lowcmd_rate_hz``, so that nothing rclpy does (a publish can block with the GIL held) can stop the LowCmd loop.
 
 joint_command (29 named joints; a malformed one is rejected, one warning per kind) → the LowCmd process with
-the ``gain_profile`` gains. From rt/lowstate (500 Hz), decimated there: joint_states (q, dq, tau_est) and imu at
-``state_publish_rate_hz``, joy at ``joy_publish_rate_hz`` (the wireless remote: axes lx, ly, rx, ry, L2, buttons
-in ``wireless_remote.BUTTONS`` order, frame_id "wireless_remote"); diagnostics at 1 Hz and on every transition.
+the gains in force (:mod:`g1_teleop.core.gains_in_force`): the ``gain_profile`` until the first valid teleop/gains
+message (the controller's gains: position = kp, velocity = kd), then the latest valid one; a refused one changes
+nothing (warned once per kind, counted). The LowCmd loop applies them in ACTIVE only (blended in from the hold gains
+over ``activate_blend_s``); RAMP and HOLD keep the hold profile, DAMP the damping profile; diagnostics say where
+the gains come from and how many were refused. From rt/lowstate (500 Hz), decimated there: joint_states (q, dq,
+tau_est) and imu at ``state_publish_rate_hz``, joy at ``joy_publish_rate_hz`` (the wireless remote: axes lx, ly,
+rx, ry, L2, buttons in ``wireless_remote.BUTTONS`` order, frame_id "wireless_remote"); diagnostics at 1 Hz and on
+every transition.
 Operator actions: services hw_bridge/start|activate|estop (std_srvs/Trigger: what happened or why not), the
 wireless remote's combinations (acting even when this process stands still), a Joy device's ``joy_*_button``.
 With ``dex3``, the hands' topics: :mod:`g1_teleop.ros.dex3_topics`.
@@ -33,6 +38,7 @@ from rclpy.node import Node
 from sensor_msgs.msg import Imu, JointState, Joy
 from std_srvs.srv import Trigger
 
+from g1_teleop.core.gains_in_force import GainsInForce
 from g1_teleop.core.joint_vector import JointIndex, MalformedJointMessage
 from g1_teleop.hardware import bridge_link as msg
 from g1_teleop.hardware.bridge_config import HwBridgeConfig, load_bridge_robot, load_setup
@@ -51,10 +57,10 @@ from g1_teleop.hardware.lowcmd_process import GIL_SWITCH_INTERVAL_S, LowCmdProce
 from g1_teleop.hardware.wireless_remote import WirelessRemote
 from g1_teleop.ros.dex3_topics import HandTopics
 from g1_teleop.ros.diagnostics import Diagnostics, WarnOnce
-from g1_teleop.ros.messages import command_from_joint_state, imu_msg, joint_state_msg
+from g1_teleop.ros.messages import command_from_joint_state, gains_from_msg, imu_msg, joint_state_msg
 from g1_teleop.ros.node_main import run
 from g1_teleop.ros.parameters import ConfigError, declare_config
-from g1_teleop.ros.qos import QOS_COMMAND, QOS_SENSOR, QOS_STATE
+from g1_teleop.ros.qos import QOS_COMMAND, QOS_LATCHED, QOS_SENSOR, QOS_STATE
 
 REMOTE_FRAME = "wireless_remote"  # frame_id of the joy messages this node publishes
 SERVICE_TIMEOUT_S = 0.5  # a service's wait for the LowCmd loop's answer
@@ -71,7 +77,8 @@ class HwBridge(Node):
         except ValueError as exc:
             raise ConfigError(f"invalid parameters for hw_bridge: {exc}") from None
         robot = load_bridge_robot(cfg)
-        self.kp, self.kd = robot.gains(cfg.gain_profile)
+        self.robot = robot
+        self.gains = GainsInForce(cfg.gain_profile, *robot.gains(cfg.gain_profile))
         self.joint_names, self.index = list(robot.joint_names), JointIndex(robot.joint_names)
         self.joy_buttons = JoyButtons(cfg.joy_buttons())
         self.warn = WarnOnce(self)
@@ -94,6 +101,8 @@ class HwBridge(Node):
             raise ConfigError(str(exc)) from None
         self.diagnostics = Diagnostics(self, self.diagnostic_values)
         self.report(SafetyState.WAIT_FOR_STATE, "waiting for rt/lowstate")
+        # Before joint_command's: rclpy serves ready subscriptions in creation order (a tick's gains, then its command).
+        self.create_subscription(JointState, "teleop/gains", self.on_gains, QOS_LATCHED)
         self.create_subscription(JointState, "joint_command", self.on_command, QOS_COMMAND)
         if self.joy_buttons.buttons:  # (it also hears this node's own joy: a cost worth paying only when used)
             self.create_subscription(Joy, "joy", self.on_joy, QOS_SENSOR)
@@ -178,7 +187,8 @@ class HwBridge(Node):
         """The state, this process's counters and CPU, and the LowCmd process's figures (its last second)."""
         now, cpu = time.monotonic(), time.process_time()
         wall = now - self._cpu_mark[0]
-        values = {**self._figures, "state": self.state.value, **self.counts, "link_dropped": self.lowcmd.dropped}
+        values = {**self._figures, "state": self.state.value, **self.counts, "link_dropped": self.lowcmd.dropped,
+                  "gains": self.gains.source, "gains_refused": self.gains.refused}
         if self.hands is not None:
             values.update(self.hands.counts)
         if wall >= 0.5:  # a transition's extra publication keeps the previous figures
@@ -200,10 +210,22 @@ class HwBridge(Node):
             for event in self.joy_buttons.presses(joy.buttons, self.warn):
                 self.lowcmd.send(msg.Request(event))
 
+    def on_gains(self, gains_msg: JointState) -> None:
+        try:
+            kp, kd = gains_from_msg(gains_msg, self.index, *self.robot.gain_limits)
+        except MalformedJointMessage as exc:
+            self.gains.refuse()
+            self.warn(f"gains {exc.kind}", f"refused teleop/gains: {exc}; the gains in force stay "
+                                           f"({self.gains.source})")
+            return
+        if self.gains.take(kp, kd, time.monotonic()):
+            self.get_logger().info(f"teleop/gains received: the controller's gains replace gain profile "
+                                   f"'{self.cfg.gain_profile}' from the next joint_command on (applied in ACTIVE)")
+
     def on_command(self, command_msg: JointState) -> None:
         received_s = time.monotonic()
         try:
-            command = command_from_joint_state(command_msg, self.index, self.kp, self.kd)
+            command = command_from_joint_state(command_msg, self.index, self.gains.kp, self.gains.kd)
         except MalformedJointMessage as exc:
             self.counts["commands_rejected"] += 1
             self.warn(exc.kind, f"rejected joint_command: {exc}; it does not reach the robot")
