@@ -31,6 +31,9 @@ def test_defaults_are_legal_and_lists_become_tuples() -> None:
         ({"mode": "joystick"}, r"mode must be one of pose, gamepad, got 'joystick'"),
         ({"axes": (1, 2, 3)}, r"axes needs 2 values, got 3"),
         ({"axes": (1, -2)}, r"axes must be >= 0"),
+        ({"period_s": True}, r"period_s must be a number, got True"),
+        ({"mode": 3}, r"mode must be text, got 3"),
+        ({"axes": (1, 2.5)}, r"axes must be a whole number, got 2.5"),
     ],
 )
 def test_illegal_values_name_the_field(kwargs, message) -> None:

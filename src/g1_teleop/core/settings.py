@@ -97,11 +97,33 @@ def constraint_of(field: dataclasses.Field) -> Constraint | None:
 
 
 def check_settings(config: Any) -> None:
-    """Raise ValueError naming the first field of the dataclass ``config`` whose value is not legal."""
+    """Raise ValueError naming the first field of the dataclass ``config`` whose value is not legal: not of its
+    default's type (an int serves for a float, not a bool for a number), or outside its constraint."""
     for field in dataclasses.fields(config):
         constraint = constraint_of(field)
         if constraint is None:
             continue
-        problem = constraint.problem(getattr(config, field.name))
+        value = getattr(config, field.name)
+        problem = _type_problem(field.default, value) or constraint.problem(value)
         if problem:
             raise ValueError(f"{field.name} {problem}")
+
+
+def _type_problem(default: Any, value: Any) -> str | None:
+    if isinstance(default, tuple):
+        if not isinstance(value, (tuple, list)):
+            return f"must be a list, got {value!r}"
+        element = default[0] if default else None
+        problems = (_type_problem(element, v) for v in value)
+        return next((f"{problem} (in {list(value)!r})" for problem in problems if problem), None)
+    if isinstance(default, bool):
+        return None if isinstance(value, bool) else f"must be true or false, got {value!r}"
+    if isinstance(default, float):
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        return None if number else f"must be a number, got {value!r}"
+    if isinstance(default, int):
+        whole = isinstance(value, int) and not isinstance(value, bool)
+        return None if whole else f"must be a whole number, got {value!r}"
+    if isinstance(default, str):
+        return None if isinstance(value, str) else f"must be text, got {value!r}"
+    return None
