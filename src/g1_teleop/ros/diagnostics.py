@@ -1,8 +1,11 @@
-"""A node's status on ``diagnostics`` (diagnostic_msgs/DiagnosticArray) and its once-only warnings."""
+"""A node's status on ``diagnostics`` (diagnostic_msgs/DiagnosticArray), its once-only warnings and its
+rate-limited log lines."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
+from typing import Protocol
 
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
@@ -21,6 +24,61 @@ class WarnOnce:
         self.counts[kind] = self.counts.get(kind, 0) + 1
         if self.counts[kind] == 1:
             self._logger.warning(f"{message} (further '{kind}' problems are counted, not logged)")
+
+
+class Logger(Protocol):
+    """What RateLimitedLog writes to (an rclpy logger)."""
+
+    def info(self, message: str) -> bool: ...
+
+    def warning(self, message: str) -> bool: ...
+
+    def error(self, message: str) -> bool: ...
+
+
+class RateLimitedLog:
+    """Log lines limited per kind: at most ``lines`` per ``period_s`` (monotonic), the rest counted; the next
+    line written of that kind ends with "(k suppressed)". Input that anyone can send (a button, a request, a
+    clock) cannot flood the log this way, and nothing goes unnoticed."""
+
+    def __init__(self, logger: Logger, lines: int = 3, period_s: float = 1.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        if lines < 1 or not period_s > 0:
+            raise ValueError(f"RateLimitedLog needs lines >= 1 and period_s > 0, got {lines}, {period_s}")
+        self._logger, self.lines, self.period_s, self._clock = logger, lines, period_s, clock
+        self._windows: dict[str, tuple[float, int]] = {}  # kind -> (window start, lines written in it)
+        self.suppressed: dict[str, int] = {}  # kind -> lines suppressed since the last written one
+        self.written = 0
+
+    def __call__(self, level: str, kind: str, message: str) -> bool:
+        """Write ``message`` at ``level`` (info, warning, error) unless ``kind`` is over its budget; True if
+        written."""
+        now = self._clock()
+        start, count = self._windows.get(kind, (now, 0))
+        if now - start >= self.period_s:
+            start, count = now, 0
+        if count >= self.lines:
+            self._windows[kind] = (start, count)
+            self.suppressed[kind] = self.suppressed.get(kind, 0) + 1
+            return False
+        self._windows[kind] = (start, count + 1)
+        skipped = self.suppressed.pop(kind, 0)
+        line = message + (f" ({skipped} suppressed)" if skipped else "")
+        # One call site per severity: rclpy refuses a call site whose severity changes between calls.
+        if level == "info":
+            self._logger.info(line)
+        elif level == "warning":
+            self._logger.warning(line)
+        else:
+            self._logger.error(line)
+        self.written += 1
+        return True
+
+    def info(self, kind: str, message: str) -> bool:
+        return self("info", kind, message)
+
+    def warning(self, kind: str, message: str) -> bool:
+        return self("warning", kind, message)
 
 
 class Diagnostics:

@@ -1,8 +1,17 @@
-"""A node executable's main: init, spin on a single-threaded executor, shut down cleanly. Humble's rclpy API."""
+"""A node executable's main: init, spin on a single-threaded executor, shut down cleanly. Humble's rclpy API.
+
+rclpy's time source (use_sim_time) raises in its /clock callback for a message it cannot represent (negative
+seconds: any node can publish one), and an exception from a callback ends ``spin``: one such message killed
+every node on sim time. Here the executor spins one callback at a time, and an exception raised inside
+rclpy's time source is logged (rate-limited: diagnostics.RateLimitedLog) and dropped — that /clock message is
+not taken, the clock keeps its last valid time. Any other exception still ends the node.
+"""
 
 from __future__ import annotations
 
+import os
 import sys
+import traceback
 from collections.abc import Callable
 
 import rclpy
@@ -10,7 +19,33 @@ from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 
 from g1_teleop.core.process_lifetime import stop_with_runner
+from g1_teleop.ros.diagnostics import RateLimitedLog
 from g1_teleop.ros.parameters import ConfigError
+
+_TIME_SOURCE_FILE = os.path.join("rclpy", "time_source.py")
+
+
+def from_time_source(exc: BaseException) -> bool:
+    """True when ``exc`` was raised inside rclpy's time source (its /clock callback)."""
+    frames = traceback.walk_tb(exc.__traceback__)
+    return any(frame.f_code.co_filename.endswith(_TIME_SOURCE_FILE) for frame, _ in frames)
+
+
+def spin(executor: SingleThreadedExecutor, node: Node) -> None:
+    """Spin until shutdown; a /clock message that rclpy's time source refuses is logged and dropped."""
+    log = RateLimitedLog(node.get_logger())
+    dropped = 0
+    while rclpy.ok(context=executor.context):
+        try:
+            executor.spin_once()
+        except (KeyboardInterrupt, ExternalShutdownException):
+            raise
+        except Exception as exc:
+            if not from_time_source(exc):
+                raise
+            dropped += 1
+            log.warning("clock", f"/clock message refused by rclpy's time source ({type(exc).__name__}: {exc}); "
+                                 f"the clock keeps its last valid time ({dropped} refused so far)")
 
 
 def run(node_factory: Callable[[], Node], args: list[str] | None = None) -> None:
@@ -28,7 +63,7 @@ def run(node_factory: Callable[[], Node], args: list[str] | None = None) -> None
     try:
         node = node_factory()
         executor.add_node(node)
-        executor.spin()
+        spin(executor, node)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except Exception as exc:
