@@ -3,8 +3,10 @@
 Joystick (Xbox layout by default): in SQUAT one axis raises/lowers and one leans forward/back (stick values
 in [-1, 1], rates at full stick are the controller's); in LOCOMOTION three axes give vx, vy, wz as a
 fraction of the controller's ``max_velocity``. A fresh cmd_vel overrides the sticks' velocity. Pressing a
-button requests LOCOMOTION, another SQUAT. Joystick input older than ``joy_timeout_s`` counts as sticks
-released; a cmd_vel older than ``cmd_vel_timeout_s`` is ignored. Times are monotonic wall seconds.
+button requests LOCOMOTION, another SQUAT; a press counts only after the button was released for at least
+``button_release_s`` (a chattering or fuzzed button does not flip modes). Joystick input older than
+``joy_timeout_s`` counts as sticks released; a cmd_vel older than ``cmd_vel_timeout_s`` is ignored.
+Times are monotonic wall seconds.
 """
 
 from __future__ import annotations
@@ -40,24 +42,27 @@ class VelocityCommand:
 
 @dataclass(frozen=True)
 class JoystickMapping:
-    """Axis indices (height, pitch, vx, vy, wz), button indices (request LOCOMOTION, request SQUAT), and the
-    ages (s) past which joystick and cmd_vel samples no longer count."""
+    """Axis indices (height, pitch, vx, vy, wz), button indices (request LOCOMOTION, request SQUAT), the
+    ages (s) past which joystick and cmd_vel samples no longer count, and how long (s) a button must have been
+    released before a press counts again."""
 
     axes: tuple[int, ...]
     buttons: tuple[int, ...]
     joy_timeout_s: float
     cmd_vel_timeout_s: float
+    button_release_s: float = 0.05
 
     def __post_init__(self) -> None:
         if len(self.axes) != 5 or len(self.buttons) != len(REQUESTED_BY_BUTTON):
             raise ValueError(f"the joystick mapping needs 5 axes (height, pitch, vx, vy, wz) and 2 buttons "
                              f"(LOCOMOTION, SQUAT), got {self.axes} and {self.buttons}")
-        if min(*self.axes, *self.buttons) < 0 or not (self.joy_timeout_s > 0 and self.cmd_vel_timeout_s > 0):
-            raise ValueError("joystick indices must be >= 0 and the timeouts > 0")
+        if min(*self.axes, *self.buttons) < 0 or not (self.joy_timeout_s > 0 and self.cmd_vel_timeout_s > 0
+                                                      and self.button_release_s >= 0):
+            raise ValueError("joystick indices must be >= 0, the timeouts > 0 and button_release_s >= 0")
 
 
 def _pressed(buttons: Sequence[int], index: int) -> bool:
-    return index < len(buttons) and bool(buttons[index])
+    return index < len(buttons) and buttons[index] != 0
 
 
 class OperatorCommands:
@@ -67,14 +72,29 @@ class OperatorCommands:
         self.mapping = mapping
         self.joy: JoystickSample | None = None
         self.cmd_vel: VelocityCommand | None = None
+        # per mapped button: since when (s) it has been released; None while pressed
+        self._released_since: list[float | None] = [float("-inf")] * len(mapping.buttons)
+        self.ignored_presses = 0  # presses after too short a release
 
     def put_joy(self, sample: JoystickSample) -> list[Mode]:
-        """Keep ``sample``; the modes whose button it presses (released in the previous sample), in the
-        order of :data:`REQUESTED_BY_BUTTON`."""
-        previous = self.joy.buttons if self.joy is not None else ()
+        """Keep ``sample``; the modes whose button it presses after a release of at least ``button_release_s``,
+        in the order of :data:`REQUESTED_BY_BUTTON`."""
         self.joy = sample
-        return [mode for button, mode in zip(self.mapping.buttons, REQUESTED_BY_BUTTON, strict=True)
-                if _pressed(sample.buttons, button) and not _pressed(previous, button)]
+        requested = []
+        for k, (button, mode) in enumerate(zip(self.mapping.buttons, REQUESTED_BY_BUTTON, strict=True)):
+            since = self._released_since[k]
+            if not _pressed(sample.buttons, button):
+                if since is None:
+                    self._released_since[k] = sample.received_s
+                continue
+            if since is None:
+                continue  # still held
+            self._released_since[k] = None
+            if sample.received_s - since >= self.mapping.button_release_s:
+                requested.append(mode)
+            else:
+                self.ignored_presses += 1
+        return requested
 
     def put_cmd_vel(self, command: VelocityCommand) -> None:
         self.cmd_vel = command

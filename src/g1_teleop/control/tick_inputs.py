@@ -6,7 +6,9 @@ a tick is ready once the joint state, the IMU sample and the arm target of one s
 waits longer than the sync timeout for its arm target is overdue (the node then ticks with the latest arm
 target, or keeps waiting for a first one). Real time: a tick takes the newest of each; no command from a
 joint state older than ``state_timeout_s``, and an arm target older than ``arm_target_timeout_s`` is
-dropped (the arms hold). Times are monotonic wall seconds, stamps integer nanoseconds.
+dropped (the arms hold). With :class:`g1_teleop.control.state_checks.StateChecks`, a joint state or IMU sample
+that cannot be the robot's is refused (ImplausibleState) and the last taken one kept, so that the staleness
+rules apply when only implausible samples come. Times are monotonic wall seconds, stamps integer nanoseconds.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from g1_teleop.control.proprioception import ProprioceptionSample
+from g1_teleop.control.state_checks import StateChecks
 from g1_teleop.core.stamp_sync import StampSync
 
 
@@ -63,15 +66,25 @@ class Tick:
 class TickInputs:
     JOINTS, IMU, ARM = "joint_states", "imu", "arm_target"
 
-    def __init__(self, lockstep: bool, state_timeout_s: float, arm_target_timeout_s: float) -> None:
+    def __init__(self, lockstep: bool, state_timeout_s: float, arm_target_timeout_s: float,
+                 checks: StateChecks | None = None) -> None:
         self.lockstep = lockstep
         self.state_timeout_s, self.arm_target_timeout_s = state_timeout_s, arm_target_timeout_s
         self.sync = StampSync((self.JOINTS, self.IMU, self.ARM), lead=self.JOINTS)
+        self.checks = checks
 
-    def put_joints(self, stamp_ns: int, sample: JointSample) -> None:
+    def put_joints(self, stamp_ns: int, sample: JointSample, now_stamp_ns: int | None = None) -> None:
+        """Take a joint state (raises ImplausibleState when the checks refuse it; ``now_stamp_ns``: the clock
+        its stamp is compared with, None: not compared)."""
+        if self.checks is not None:
+            self.checks.take_joints(sample.q, sample.dq, sample.received_s, stamp_ns, now_stamp_ns)
         self.sync.put(self.JOINTS, stamp_ns, sample, sample.received_s)
 
-    def put_imu(self, stamp_ns: int, sample: ImuSample) -> None:
+    def put_imu(self, stamp_ns: int, sample: ImuSample, received_s: float = 0.0,
+                now_stamp_ns: int | None = None) -> None:
+        """Take an IMU sample received at ``received_s`` (raises ImplausibleState as put_joints)."""
+        if self.checks is not None:
+            self.checks.take_imu(sample.world_q_pelvis, sample.pelvis_w_pelvis, received_s, stamp_ns, now_stamp_ns)
         self.sync.put(self.IMU, stamp_ns, sample)
 
     def put_arm(self, target: ArmTarget) -> None:

@@ -5,8 +5,10 @@ the operator's commands and answers mode requests. Arm targets move at most ``ar
 control tick (OpenWBT's ±0.01 rad limiter), from the measured arm pose at start, and stay inside the
 joint limits. With ``walking_pose``, while the lower body walks (``LowerBodyController.walking``) the arms
 move to the robot's default arm pose instead of the IK's targets. The gains of the command are the lower-body
-controller's for every joint (g1_teleop.control.gains), given with the targets of the same tick. Vectors are
-in DDS motor order.
+controller's for every joint (g1_teleop.control.gains), given with the targets of the same tick. The command
+then passes its own contract (g1_teleop.control.command_contract): finite, targets within the joint limits,
+velocities within the velocity limits, feed-forward torques (the IK's arm gravity torques included) within the
+effort limits. Vectors are in DDS motor order.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from g1_teleop.control.command_contract import CommandContract
 from g1_teleop.control.gains import JointGains
 from g1_teleop.control.lower_body import LowerBodyController
 from g1_teleop.control.proprioception import Proprioception
@@ -24,13 +27,16 @@ from g1_teleop.core.robot_description import Robot
 
 @dataclass(frozen=True)
 class WholeBodyTarget:
-    """The 29-joint command of one tick: targets q (rad), feed-forward torques tau_ff (N·m) and the PD gains
-    to apply with them; ``gains_changed`` when they differ from the previous command's (or it is the first)."""
+    """The 29-joint command of one tick: targets q (rad), velocities dq (rad/s), feed-forward torques tau_ff
+    (N·m) and the PD gains to apply with them; ``gains_changed`` when they differ from the previous command's (or
+    it is the first); ``corrections`` what the command contract changed (kind → joints)."""
 
     q: np.ndarray
     tau_ff: np.ndarray
     gains: JointGains
     gains_changed: bool
+    dq: np.ndarray | None = None
+    corrections: dict[str, int] | None = None
 
 
 class WholeBodyTargetBuilder:
@@ -50,6 +56,7 @@ class WholeBodyTargetBuilder:
         self._arm_upper = robot.q_upper[self._arms]
         self._arm_q: np.ndarray | None = None
         self._gains: JointGains | None = None  # the previous command's
+        self.contract = CommandContract(robot.q_lower, robot.q_upper, robot.velocity_limit, robot.effort_limit)
 
     def start(self, q_measured: np.ndarray) -> None:
         """Begin from the measured arm pose, so the first targets do not jump."""
@@ -72,5 +79,7 @@ class WholeBodyTargetBuilder:
         q_target[self._arms] = self._arm_q
         if arm_tau_ff is not None:
             tau_ff[self._arms] = arm_tau_ff
+        bounded = self.contract.bound(q_target, np.zeros(len(q_target)), tau_ff, fallback_q=state.q)
         changed, self._gains = lower.gains != self._gains, lower.gains
-        return WholeBodyTarget(q=q_target, tau_ff=tau_ff, gains=lower.gains, gains_changed=changed)
+        return WholeBodyTarget(q=bounded.q, tau_ff=bounded.tau_ff, gains=lower.gains, gains_changed=changed,
+                               dq=bounded.dq, corrections=bounded.corrections)

@@ -8,42 +8,42 @@ joints, position = kp, velocity = kd, before the first command and each command 
 over a mode switch), teleop/mode (latched, on change) and teleop/trace (sensor_msgs/TimeReference: command
 stamp → stamp of the operator sample behind its arm targets).
 
-SQUAT: controller "builtin" (default; model-based, no weights) or "openwbt" (OpenWBT's squat policy,
-squat_config). LOCOMOTION: the policy of loco_config (default: OpenWBT's with openwbt, none with builtin).
-"hold": the default pose (STAND_HOLD; needs the gantry). Policy files from policy_dir or $G1_TELEOP_POLICY_DIR.
-Arms follow the IK, at most ±arm_step_limit_rad per tick; from a LOCOMOTION request until a SQUAT request they
-move to the default arm pose instead (``locomotion_arms`` "walking_pose"; "ik" keeps them teleoperated).
-Lockstep: one command per joint_states stamp, once the IMU sample and arm target with that stamp are in
-(once a first arm target has come, the next ones are waited for at most sync_timeout_s).
-
-Joystick (ROS joy node, Xbox layout by default): SQUAT: left stick up/down raises/lowers (0.08 m/s at full
-stick), right stick up/down leans (0.1 rad/s). LOCOMOTION: left stick gives vx/vy, right stick turns (full
-stick: the policy's max_cmd); a fresh cmd_vel overrides the sticks. Button A requests LOCOMOTION, B SQUAT.
-The decisions live in g1_teleop.control: controller_factory, tick_inputs, operator_commands, whole_body_target.
+SQUAT: controller "builtin" (model-based, no weights) or "openwbt" (OpenWBT's squat policy, squat_config);
+LOCOMOTION: loco_config's policy; "hold": the default pose (STAND_HOLD; needs the gantry). Arms follow the IK
+(±arm_step_limit_rad per tick), or the default arm pose from a LOCOMOTION request until SQUAT (locomotion_arms).
+Lockstep: one command per joint_states stamp, once that stamp's IMU sample and arm target are in (at most
+sync_timeout_s once a first arm target has come). Real time: a tick every control_dt of the policy's own clock
+(control_clock: sim time followed from /clock, or the ROS clock) from the newest state. Joystick (Xbox layout):
+SQUAT: sticks raise/lower and lean; LOCOMOTION: vx/vy and turn (a fresh cmd_vel overrides); A → LOCOMOTION,
+B → SQUAT. The decisions live in g1_teleop.control: inputs (policy_inputs, state_checks), ticks (policy_step,
+control_clock), commands (whole_body_target, command_contract), modes (mode_requests, operator_commands).
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from geometry_msgs.msg import Twist
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
+from rosgraph_msgs.msg import Clock as ClockMsg
 from sensor_msgs.msg import Imu, JointState, Joy, TimeReference
 from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
+from g1_teleop.control.control_clock import ControlClock, ControlClockConfig
 from g1_teleop.control.controller_factory import CONTROLLERS, make_lower_body
-from g1_teleop.control.operator_commands import JoystickMapping, JoystickSample, OperatorCommands, VelocityCommand
-from g1_teleop.control.tick_inputs import ArmTarget, ImuSample, JointSample, TickInputs
+from g1_teleop.control.policy_inputs import RefusedInput
+from g1_teleop.control.policy_step import PolicyStep
 from g1_teleop.control.whole_body_target import WholeBodyTargetBuilder
-from g1_teleop.core.joint_vector import JointIndex, MalformedJointMessage
 from g1_teleop.core.modes import Mode
 from g1_teleop.core.robot_description import load_robot
 from g1_teleop.core.settings import check_settings, setting
-from g1_teleop.ros.diagnostics import Diagnostics, WarnOnce
+from g1_teleop.ros.diagnostics import Diagnostics, RateLimitedLog, WarnOnce
 from g1_teleop.ros.messages import gains_msg, imu_orientation_wxyz, joint_state_msg, stamp_ns, to_stamp
 from g1_teleop.ros.node_main import run
 from g1_teleop.ros.parameters import declare_config
@@ -82,6 +82,9 @@ class PolicyNodeConfig:
                                         minimum=0)
     joy_buttons: tuple[int, ...] = setting((0, 1), "Joy buttons: request LOCOMOTION, request SQUAT", length=2,
                                            minimum=0)
+    button_release_s: float = setting(0.05, "a button press counts only after a release this long (s)", minimum=0.0)
+    mode_hold_off_s: float = setting(1.5, "mode requests within this time (control ticks × control_dt) of an "
+                                     "accepted switch are refused (s)", minimum=0.0)
     locomotion_arms: str = setting("walking_pose", "arms from a LOCOMOTION request until SQUAT is requested: "
                                    "walking_pose (the default arm pose, IK targets ignored) or ik (teleoperated: "
                                    "a forward reach makes OpenWBT's policy fall, see README)",
@@ -96,17 +99,16 @@ class Policy(Node):
         super().__init__("policy")
         cfg = self.cfg = declare_config(self, PolicyNodeConfig)
         robot = self.robot = load_robot(cfg.robot_config or None, cfg.model or None)
-        self.joints = JointIndex(robot.joint_names)
-        self.arm_joints = JointIndex(robot.group_names("arms"))
         self.lower_body = make_lower_body(robot, cfg.controller, control_dt=cfg.control_dt, policy_dir=cfg.policy_dir,
                                           squat_config=cfg.squat_config, loco_config=cfg.loco_config)
         self.mode = self.lower_body.mode
         self.builder = WholeBodyTargetBuilder(robot, self.lower_body, cfg.arm_step_limit_rad,
                                               walking_pose=cfg.locomotion_arms == "walking_pose")
-        self.inputs = TickInputs(cfg.lockstep, cfg.state_timeout_s, cfg.arm_target_timeout_s)
-        self.operator = OperatorCommands(JoystickMapping(cfg.joy_axes, cfg.joy_buttons, cfg.joy_timeout_s,
-                                                         cfg.cmd_vel_timeout_s))
-        self.warn = WarnOnce(self)
+        self.step = PolicyStep(self.builder, cfg)
+        self.inputs, self.intake = self.step.inputs, self.step.intake
+        self.warn, self.log = WarnOnce(self), RateLimitedLog(self.get_logger())
+        self.clock = ControlClock(ControlClockConfig(period_s=cfg.control_dt))
+        self.sim_time = bool(self.get_parameter("use_sim_time").value)
         self.last_command: JointState | None = None
         self.commands = 0
 
@@ -124,61 +126,66 @@ class Policy(Node):
             self.create_service(Trigger, f"teleop/{mode.value.lower()}",
                                 lambda request, response, mode=mode: self.serve_mode(mode, response))
         self.pub_mode.publish(String(data=self.mode.value))
-        self.diagnostics = Diagnostics(self, lambda: {"mode": self.mode.value, "commands": self.commands})
+        self.diagnostics = Diagnostics(self, lambda: {
+            "mode": self.mode.value, "commands": self.commands, "refused_inputs": dict(self.warn.counts),
+            "refused_clock": dict(self.clock.refused), "skipped_ticks": self.clock.skipped_ticks})
+        steady = Clock(clock_type=ClockType.STEADY_TIME)
         if cfg.lockstep:
-            self.create_timer(0.05, self.on_sync_timeout, clock=Clock(clock_type=ClockType.STEADY_TIME))
-        else:
-            self.create_timer(cfg.control_dt, self.tick)
+            self.create_timer(0.05, self.on_sync_timeout, clock=steady)
+        else:  # the policy's own clock: a steady timer re-armed for each tick's time
+            self.tick_timer = self.create_timer(cfg.control_dt, self.on_tick_timer, clock=steady)
+            if self.sim_time:
+                self.create_subscription(ClockMsg, "/clock", self.on_clock, QOS_STATE)
         walks = f"LOCOMOTION: {cfg.loco_config or 'default'}" if any(self.lower_body.max_velocity) else "no LOCOMOTION"
         self.get_logger().info(f"controller {cfg.controller} ({walks}), mode {self.mode.value}; arms follow the IK "
                                f"(±{cfg.arm_step_limit_rad} rad per tick), locomotion_arms {cfg.locomotion_arms}")
 
-    def on_joint_states(self, msg: JointState) -> None:
+    def now_stamp_ns(self) -> int | None:  # real time: the clock that states' stamps are checked against
+        return None if self.cfg.lockstep else self.clock.now_ns(time.monotonic())
+
+    def take(self, intake: Callable[..., None], *fields: Any) -> None:  # refused: counted, warned once per kind
         try:
-            vec = self.joints.parse(msg.name, msg.position, msg.velocity, need_velocity=True)
-        except MalformedJointMessage as exc:
-            self.warn(exc.kind, f"ignored joint_states: {exc}")
+            intake(*fields)
+        except RefusedInput as exc:
+            self.warn(exc.kind, str(exc))
             return
+        if self.inputs.ready():
+            self.tick()
+
+    def on_joint_states(self, msg: JointState) -> None:
         stamp = stamp_ns(msg.header.stamp)
         if self.cfg.lockstep and self.last_command is not None and stamp == stamp_ns(self.last_command.header.stamp):
             self.pub_command.publish(self.last_command)  # the simulator asks again: same answer
             return
-        self.inputs.put_joints(stamp, JointSample(vec.position, vec.velocity, time.monotonic()))
-        self.try_lockstep_tick()
+        self.take(self.intake.joint_state, msg.name, msg.position, msg.velocity, stamp, time.monotonic(),
+                  self.now_stamp_ns())
 
     def on_imu(self, msg: Imu) -> None:
         w = msg.angular_velocity
-        quat, gyro = imu_orientation_wxyz(msg), np.array([w.x, w.y, w.z])
-        if not (np.all(np.isfinite(quat)) and np.all(np.isfinite(gyro))) or abs(np.linalg.norm(quat) - 1) > 1e-3:
-            self.warn("imu", "ignored imu: non-finite values or a non-unit orientation quaternion")
-            return
-        self.inputs.put_imu(stamp_ns(msg.header.stamp), ImuSample(quat, gyro))
-        self.try_lockstep_tick()
+        self.take(self.intake.imu, imu_orientation_wxyz(msg), np.array([w.x, w.y, w.z]), stamp_ns(msg.header.stamp),
+                  time.monotonic(), self.now_stamp_ns())
 
     def on_arm_target(self, msg: JointState) -> None:
-        try:
-            vec = self.arm_joints.parse(msg.name, msg.position, msg.velocity, msg.effort)
-        except MalformedJointMessage as exc:
-            self.warn(exc.kind, f"ignored teleop/arm_target: {exc}; the arms keep their last target")
-            return
-        tau = np.zeros(len(self.arm_joints)) if vec.effort is None else vec.effort
-        self.inputs.put_arm(ArmTarget(stamp_ns(msg.header.stamp), vec.position, tau, time.monotonic()))
-        self.try_lockstep_tick()
+        self.take(self.intake.arm_target, msg.name, msg.position, msg.velocity, msg.effort,
+                  stamp_ns(msg.header.stamp), time.monotonic())
+
+    def on_clock(self, msg: ClockMsg) -> None:
+        refused = self.clock.put(stamp_ns(msg.clock), time.monotonic())
+        if refused is not None:
+            self.warn(f"clock/{refused}", f"/clock {stamp_ns(msg.clock) * 1e-9:.3f} s refused: {refused}")
 
     def on_joy(self, msg: Joy) -> None:
-        for mode in self.operator.put_joy(JoystickSample(tuple(msg.axes), tuple(msg.buttons), time.monotonic())):
+        for mode in self.intake.joy(msg.axes, msg.buttons, time.monotonic()):
             self.switch(mode, source="joy")
 
     def on_cmd_vel(self, msg: Twist) -> None:
-        self.operator.put_cmd_vel(VelocityCommand((msg.linear.x, msg.linear.y, msg.angular.z), time.monotonic()))
+        self.intake.cmd_vel(msg.linear.x, msg.linear.y, msg.angular.z, time.monotonic())
 
     def on_mode_request(self, msg: String) -> None:
         try:
-            mode = Mode(msg.data.strip().upper())
-        except ValueError:
-            self.get_logger().warning(f"teleop/mode_request {msg.data!r} is not one of {[m.value for m in Mode]}")
-            return
-        self.switch(mode, source="teleop/mode_request")
+            self.switch(self.intake.mode_request(msg.data), source="teleop/mode_request")
+        except RefusedInput as exc:
+            self.log.warning(exc.kind, str(exc))
 
     def serve_mode(self, mode: Mode, response: Trigger.Response) -> Trigger.Response:
         reason = self.switch(mode, source="service")
@@ -186,49 +193,42 @@ class Policy(Node):
         return response
 
     def switch(self, mode: Mode, source: str) -> str | None:
-        """Request a mode; log and return the reason when refused."""
-        reason = self.lower_body.request(mode)
+        """Request a mode; log (rate-limited) and return the reason when refused."""
+        reason = self.step.gate.request(mode)
         if reason is None:
-            self.get_logger().info(f"{mode.value} requested ({source})")
+            self.log.info("mode_accepted", f"{mode.value} requested ({source})")
         else:
-            self.get_logger().warning(f"{mode.value} refused ({source}): {reason}")
+            self.log.warning("mode_refused", f"{mode.value} refused ({source}): {reason}")
         return reason
 
-    def try_lockstep_tick(self) -> None:
-        if self.inputs.ready():
+    def on_sync_timeout(self) -> None:
+        due, problem = self.step.sync_timeout(time.monotonic(), self.cfg.sync_timeout_s)
+        if problem is not None:
+            self.warn(*problem)
+        if due:
             self.tick()
 
-    def on_sync_timeout(self) -> None:
-        if not self.inputs.overdue(time.monotonic(), self.cfg.sync_timeout_s):
-            return
-        t = self.inputs.stamp_ns / 1e9
-        if self.inputs.arm is None:  # before the first arm target the graph is still starting: wait (deterministic)
-            self.warn("first_arm", f"no teleop/arm_target yet (t = {t:.3f} s): is retarget running? Lockstep waits "
-                                   "for its first answer")
-            return
-        self.warn("sync", f"no teleop/arm_target for t = {t:.3f} s within {self.cfg.sync_timeout_s} s: is retarget "
-                          "running? Using the latest arm target")
-        self.tick()
-
-    def tick(self) -> None:
+    def on_tick_timer(self) -> None:
         now = time.monotonic()
-        tick = self.inputs.take(now)
-        if tick is None:
+        if not self.sim_time:  # the ROS clock is the source
+            self.clock.put(self.get_clock().now().nanoseconds, now)
+        timing = self.clock.poll(now)
+        self.tick_timer.timer_period_ns = max(1, round(timing.wait_s * 1e9))
+        self.tick_timer.reset()
+        if timing.due:
+            self.tick(timing.stamp_ns)
+
+    def tick(self, clock_stamp_ns: int | None = None) -> None:
+        """One command: lockstep, stamped with the state it answers; real time, with the tick's clock time."""
+        command, problems = self.step(time.monotonic(), clock_stamp_ns)
+        for kind, message in problems:
+            self.warn(kind, message)
+        if command is None:
             return
-        if tick.stale_state:
-            self.warn("stale_state", f"joint_states older than {self.cfg.state_timeout_s} s: no command (the "
-                                     "bridge holds, then damps)")
-            return
-        if tick.stale_arm:
-            self.warn("stale_arm", f"teleop/arm_target older than {self.cfg.arm_target_timeout_s} s: arms hold")
-        self.operator.apply(self.lower_body, now)
-        arm = tick.arm
-        target = self.builder.step(tick.state, None if arm is None else arm.q, None if arm is None else arm.tau_ff)
-        # Lockstep: the stamp of the state it answers (the simulator waits for it). Real time: the tick's time.
-        stamp = to_stamp(tick.stamp_ns) if self.cfg.lockstep else self.get_clock().now().to_msg()
+        target, stamp = command.target, to_stamp(command.stamp_ns)
         if target.gains_changed:  # before the command: a bridge applies them from that command on
             self.pub_gains.publish(gains_msg(self.robot.joint_names, stamp, target.gains.kp, target.gains.kd))
-        msg = joint_state_msg(self.robot.joint_names, stamp, target.q, np.zeros(len(target.q)), target.tau_ff)
+        msg = joint_state_msg(self.robot.joint_names, stamp, target.q, target.dq, target.tau_ff)
         self.pub_command.publish(msg)
         self.last_command = msg
         self.commands += 1
@@ -236,8 +236,8 @@ class Policy(Node):
             self.mode = self.lower_body.mode
             self.pub_mode.publish(String(data=self.mode.value))
             self.get_logger().info(f"mode {self.mode.value}")
-        if arm is not None:
-            trace = TimeReference(time_ref=to_stamp(arm.stamp_ns), source="policy")
+        if command.arm_stamp_ns is not None:
+            trace = TimeReference(time_ref=to_stamp(command.arm_stamp_ns), source="policy")
             trace.header.stamp, trace.header.frame_id = msg.header.stamp, "joint_command"
             self.pub_trace.publish(trace)
 
