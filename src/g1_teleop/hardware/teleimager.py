@@ -124,9 +124,9 @@ class TeleimagerSource:
     height counts as binocular."""
 
     def __init__(self, host: str, config_port: int = CONFIG_PORT, head_port: int = 0, quality: int = 80,
-                 retry_s: float = 2.0) -> None:
+                 retry_s: float = 2.0, timeout_s: float = 2.0) -> None:
         self.host, self.config_port, self.head_port = host, config_port, head_port
-        self.quality, self.retry_s = quality, retry_s
+        self.quality, self.retry_s, self.timeout_s = quality, retry_s, timeout_s
         self.camera: HeadCamera | None = None
         self._stream: HeadStream | None = None
 
@@ -136,7 +136,7 @@ class TeleimagerSource:
         while not halt.is_set():
             try:
                 self.camera = (HeadCamera(self.head_port, 0, 0, binocular=False, fps=0.0) if self.head_port else
-                               HeadCamera.from_config(request_config(self.host, self.config_port)))
+                               HeadCamera.from_config(request_config(self.host, self.config_port, self.timeout_s)))
                 self._stream = HeadStream(self.host, self.camera.port)
                 return True
             except TeleimagerError as exc:
