@@ -93,10 +93,10 @@ class Rig:
     """The two processes, the probe, and a ROS node playing the policy and the operator."""
 
     def __init__(self, context, robot_domain: int, parameters: dict | None = None, robot_first: bool = True,
-                 dex3: bool = False) -> None:
+                 dex3: bool = False, robot_options: tuple[str, ...] = ()) -> None:
         self.lines: list[str] = []
         self.robot_domain = robot_domain
-        self.robot_options = ("--dex3",) if dex3 else ()
+        self.robot_options = (*robot_options, "--dex3") if dex3 else robot_options
         self.probe = RobotProbe(robot_domain, hands=dex3)
         self.robot: VirtualRobotProcess | None = None
         if robot_first:
@@ -200,6 +200,8 @@ class Rig:
         self.wait_state("ACTIVE", 1.0)
 
     def close(self) -> None:
+        if self._closing.is_set():
+            return
         self._closing.set()
         self._policy.join(timeout=1.0)
         self.graph.stop()
@@ -518,6 +520,33 @@ def process_running(pid: int) -> bool:
             return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
     except FileNotFoundError:
         return False
+
+
+def test_unitree_mujoco_lowstate_is_refused_by_default_and_taken_without_the_crc_check(make_rig):
+    """The virtual robot as Unitree's simulator (tick, crc, mode_machine 0, LowState at 200 Hz): with the CRC check
+    (the default) nothing is written and the log says what to do; with lowstate_crc_check false the bridge starts
+    and holds, echoing mode_machine 0."""
+    peer = ("--peer", "unitree_mujoco")
+    rig = make_rig(robot_options=peer)
+    line = "dropped rt/lowstate: its CRC does not match (carried 0)"
+    assert rig.spin(60.0, lambda: line in rig.log), rig.log
+    assert "launch with lowstate_crc_check:=false" in rig.log
+    rig.spin(0.5)
+    assert rig.state == "WAIT_FOR_STATE" and not rig.probe.lowcmds, rig.log
+    assert rig.log.count(line) == 1  # once, then counted
+    assert rig.spin(2.0, lambda: int(bridge_values(rig).get("lowstate_dropped", 0)) > 100), bridge_values(rig)
+    rig.close()
+
+    rig = make_rig(robot_options=peer, parameters={"lowstate_crc_check": False, **RELAXED})
+    rig.wait_state("ZERO_TORQUE", 20.0)
+    rig.bring_up()
+    rig.spin(1.5)
+    assert rig.state == "ACTIVE", rig.log
+    t = np.array(rig.probe.lowstate_times[-200:])
+    rate = (len(t) - 1) / (t[-1] - t[0])
+    assert 170 < rate < 230, rate
+    assert all(s.mode_machine == 0 for s in rig.probe.lowcmds)
+    print(f"\nunitree_mujoco peer: LowState at {rate:.0f} Hz, ACTIVE, mode_machine 0 echoed")
 
 
 def test_a_robot_interface_that_does_not_exist_is_a_clear_error(robot_domain, tmp_path):

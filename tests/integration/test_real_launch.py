@@ -155,3 +155,75 @@ def test_real_launch_with_the_virtual_robot_starts_up_and_tracks(rclpy_context, 
     failures = (check_wrist_tracking(rec, fk, max_p95_m=MAX_WRIST_P95_M, settle_s=played_at + SETTLE_S)
                 + check_arm_slew(rec, max_step_rad=0.01))
     assert not failures, "\n".join([*failures, f"recording: {tmp_path / 'recording.npz'}"])
+
+
+def test_real_launch_reaches_active_against_a_unitree_mujoco_like_robot(rclpy_context, robot_domain):
+    """The real graph against the virtual robot behaving as Unitree's simulator (virtual_peer:=unitree_mujoco:
+    LowState at 200 Hz with tick, crc and mode_machine 0, PD once per LowCmd) with lowstate_crc_check:=false, as
+    with unitree_mujoco itself: start, activate, ACTIVE with the built-in controller, mode_machine 0 echoed."""
+    nodes = load_graph("real").resolve({"robot": "virtual", "network_interface": "lo", "virtual_peer": "unitree_mujoco",
+                                        "lowstate_crc_check": "false", "robot_domain_id": str(robot_domain),
+                                        "controller": "builtin", "command_timeout_s": str(COMMAND_TIMEOUT_S)})
+    lines: list[str] = []
+    graph = GraphProcesses(nodes, output=lines.append)
+    node = rclpy.create_node("operator", context=rclpy_context)
+    executor = SingleThreadedExecutor(context=rclpy_context)
+    executor.add_node(node)
+    states: list[str] = []
+    node.create_subscription(DiagnosticArray, "diagnostics", lambda msg: states.extend(
+        s.message.split(":")[0] for s in msg.status if s.name.endswith("hw_bridge")), QOS)
+    clients = {name: node.create_client(Trigger, f"hw_bridge/{name}") for name in ("start", "activate")}
+
+    def spin_until(condition, timeout_s: float) -> bool:
+        deadline = time.monotonic() + timeout_s
+        while not condition():
+            if time.monotonic() > deadline:
+                return False
+            executor.spin_once(timeout_sec=0.01)
+            failure = graph.check()
+            assert failure is None, f"{failure}\n" + "\n".join(lines[-60:])
+        return True
+
+    def call(name: str) -> Trigger.Response:
+        assert spin_until(clients[name].service_is_ready, 30.0), f"no service {name}"
+        future = clients[name].call_async(Trigger.Request())
+        assert spin_until(future.done, 5.0), f"{name} did not answer"
+        return future.result()
+
+    def wait_state(state: str, timeout_s: float) -> None:
+        assert spin_until(lambda: states and states[-1] == state, timeout_s), \
+            f"hw_bridge did not reach {state} (now {states[-1] if states else 'none'}):\n" + "\n".join(lines[-60:])
+
+    probe = RobotProbe(robot_domain)
+    graph.start()
+    try:
+        wait_state("ZERO_TORQUE", 60.0)
+        for _ in range(5):  # the other processes starting up on a loaded machine can delay a LowState
+            started = call("start")
+            if started.success or "no fresh LowState" not in started.message:
+                break
+            spin_until(lambda: False, 0.5)
+        assert started.success, (started.message, "\n".join(lines[-60:]))
+        wait_state("HOLD", 5.0)
+        for _ in range(5):  # the policy's first commands may still be on their way
+            activated = call("activate")
+            if activated.success or "no valid joint_command" not in activated.message:
+                break
+            spin_until(lambda: False, 0.5)
+        assert activated.success, activated.message
+        wait_state("ACTIVE", 2.0)
+        spin_until(lambda: False, 3.0)
+        assert states[-1] == "ACTIVE", "\n".join(lines[-60:])
+        t = np.array(probe.lowstate_times[-400:])
+        rate = (len(t) - 1) / (t[-1] - t[0])
+        assert 170 < rate < 230, rate
+        assert probe.lowcmds and all(s.mode_machine == 0 for s in probe.lowcmds)
+    finally:
+        graph.stop()
+        probe.close()
+        executor.shutdown()
+        node.destroy_node()
+    log = "\n".join(lines)
+    assert log.count("→ DAMP") == 1 and "ACTIVE → DAMP: operator e-stop (bridge shutdown)" in log, log[-3000:]
+    assert "CRC does not match" not in log
+    print(f"\nreal.launch virtual_peer:=unitree_mujoco: ACTIVE, LowState at {rate:.0f} Hz, mode_machine 0 echoed")

@@ -45,7 +45,8 @@ class HwBridgeConfig:
     joy_start_button: int = setting(-1, _JOY_BUTTON.format("starts"), minimum=-1)
     joy_activate_button: int = setting(-1, _JOY_BUTTON.format("activates"), minimum=-1)
     joy_estop_button: int = setting(-1, _JOY_BUTTON.format("e-stops"), minimum=-1)
-    lowstate_crc_check: bool = setting(True, "drop rt/lowstate samples whose CRC does not match")
+    lowstate_crc_check: bool = setting(True, "drop rt/lowstate samples whose CRC does not match (a G1 "
+                                                  "fills it); false for Unitree's simulator unitree_mujoco (CRC 0)")
     dex3: bool = setting(False, "drive two Dex3 hands (rt/dex3/{left,right}/cmd|state)")
     dex3_config: str = setting("", "Dex3 hand YAML; empty: config/dex3.yaml")
     dex3_rate_hz: float = setting(100.0, "HandCmd per hand per second on average (Hz)", positive=True,

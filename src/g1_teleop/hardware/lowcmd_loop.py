@@ -151,9 +151,12 @@ class LowCmdLoop:
         state = unpack_lowstate(packed)
         if self.cfg.lowstate_crc_check and lowstate_crc(packed) != int(state["crc"]):
             self.counts["lowstate_dropped"] += 1
-            self.problem("lowstate_crc", "dropped rt/lowstate: its CRC does not match (if every sample fails, the "
-                                         "robot does not fill it: lowstate_crc_check:=false)")
+            self.problem("lowstate_crc", f"dropped rt/lowstate: its CRC does not match (carried {int(state['crc'])}); "
+                                         "if every sample fails, the peer does not fill it (Unitree's simulator "
+                                         "unitree_mujoco leaves it 0): launch with lowstate_crc_check:=false")
             return
+        # LowState.tick is not used (unitree_mujoco leaves it 0): a state's age is its arrival time's, and
+        # mode_machine, whatever it is (0 there), is echoed in the LowCmds.
         motors = state["motor_state"][:NUM_BODY_JOINTS]
         q, dq = motors["q"].astype(float), motors["dq"].astype(float)
         imu = state["imu_state"]

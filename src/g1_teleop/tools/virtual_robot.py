@@ -1,6 +1,7 @@
 """Virtual G1: the MuJoCo robot behind the robot's own DDS interface (unitree_hg LowCmd/LowState), ROS-free.
 
     python -m g1_teleop.tools.virtual_robot --domain-id 1 --interface lo [--gantry] [--model PATH]
+        [--peer g1|unitree_mujoco]
 
 Behaves as a G1 in debug mode does on its low-level topics, so a bridge written for the robot runs
 against it unchanged:
@@ -21,6 +22,11 @@ against it unchanged:
 - ``rt/wirelesscontroller`` (unitree_go WirelessController_: lx, ly, rx, ry, keys, what Unitree's
   simulator publishes from a gamepad): the latest one is what ``LowState.wireless_remote`` carries, the
   L2 trigger reading 1 while the L2 key is held.
+- ``--peer unitree_mujoco`` behaves instead as Unitree's own simulator (unitreerobotics/unitree_mujoco,
+  simulate_python, whose unitree_sdk2py_bridge.py this follows): LowState every 5 ms physics step (200 Hz) with
+  ``tick``, ``crc`` and ``mode_machine`` left at 0; a LowCmd's CRC, ``mode_pr``, ``mode_machine`` and motor
+  ``mode`` are not looked at (non-finite values are still refused: they would end the simulation), and its PD
+  law is computed once, when it arrives, the torque then held until the next LowCmd.
 - ``--gantry`` holds the torso with the elastic band of :mod:`g1_teleop.sim.gantry` (bring-up tests).
 - ``--dex3`` adds two emulated Dex3 hands (:mod:`g1_teleop.tools.dex3_emulator`): rt/dex3/{left,right}/cmd
   (unitree_hg HandCmd_) applied, rt/dex3/{left,right}/state (HandState_) every ``HAND_STATE_PERIODS``
@@ -70,12 +76,32 @@ from g1_teleop.hardware.wireless_remote import BUTTONS, WirelessRemote, encode_w
 if TYPE_CHECKING:
     from g1_teleop.sim.simulator import Simulator
 
-LOWSTATE_PERIOD_S = 0.002  # rt/lowstate every 2 ms (500 Hz) of simulated time
+LOWSTATE_PERIOD_S = 0.002  # rt/lowstate every 2 ms (500 Hz) of simulated time (a G1)
 DEFAULT_MODE_MACHINE = 5  # reported by 29-DoF G1s (GR00T's G1 configuration hard-codes it; others report 6)
 STATUS_PERIOD_S = 1.0  # wall time between status lines
 MAX_LAG_S = 0.1  # further behind the wall clock than this, the pacing restarts from now (counted)
 LOWCMD_QUEUE_DEPTH = 64  # LowCmd samples kept between two reads (every one is checked and counted)
 HAND_STATE_PERIODS = 5  # rt/dex3/*/state every 5 LowState periods: 100 Hz
+
+
+
+@dataclass(frozen=True)
+class Peer:
+    """What the virtual robot behaves as on the low-level topics."""
+
+    lowstate_period_s: float  # rt/lowstate every so many s of simulated time
+    physics_dt: float  # MuJoCo step unless --physics-dt says otherwise
+    fills_lowstate: bool  # tick, crc and mode_machine set (else left at 0)
+    checks_lowcmd: bool  # a LowCmd's CRC, mode_pr, mode_machine checked and motor mode 0 disables the motor
+    pd_every_step: bool  # the PD law recomputed every physics step (else once per LowCmd received, then held)
+
+
+PEERS = {
+    "g1": Peer(LOWSTATE_PERIOD_S, 0.002, True, True, True),
+    # unitree_mujoco's simulate_python: config.SIMULATE_DT 5 ms is its MuJoCo step and LowState period;
+    # LowCmdHandler sets mj_data.ctrl once per message; the LowState's tick, crc and mode_machine stay 0.
+    "unitree_mujoco": Peer(0.005, 0.005, False, False, False),
+}
 
 _WIRELESS_CONTROLLER = struct.Struct("<4fH")  # unitree_go WirelessController_: lx, ly, rx, ry, keys
 _CDR_LITTLE_ENDIAN = (b"\x00\x01", b"\x00\x07")
@@ -85,19 +111,31 @@ _CDR_LITTLE_ENDIAN = (b"\x00\x01", b"\x00\x07")
 class VirtualRobotConfig:
     """domain_id and interface: where the robot's DDS topics are (the robot: 0 and its Ethernet port;
     Unitree's simulator convention: 1 on lo). model: URDF or MJCF path, empty for the project's.
-    physics_dt (s): MuJoCo step, dividing the 2 ms LowState period. realtime_factor: simulated seconds
-    per wall second."""
+    peer: a key of :data:`PEERS`, what the virtual robot behaves as. physics_dt (s): MuJoCo step, dividing the
+    peer's LowState period (0: the peer's step). realtime_factor: simulated seconds per wall second."""
 
     domain_id: int = 1
     interface: str = "lo"
     model: str = ""
     gantry: bool = False
     dex3: bool = False
-    physics_dt: float = 0.002
+    physics_dt: float = 0.0
     mode_machine: int = DEFAULT_MODE_MACHINE
     realtime_factor: float = 1.0
+    peer: str = "g1"
+
+    @property
+    def behaviour(self) -> Peer:
+        return PEERS[self.peer]
+
+    @property
+    def step_s(self) -> float:
+        """The MuJoCo step (s)."""
+        return self.physics_dt or self.behaviour.physics_dt
 
     def __post_init__(self) -> None:
+        if self.peer not in PEERS:
+            raise ValueError(f"peer must be one of {', '.join(PEERS)}, got {self.peer!r}")
         if not 0 <= self.domain_id <= MAX_DOMAIN_ID:
             raise ValueError(f"domain_id must be in [0, {MAX_DOMAIN_ID}], got {self.domain_id}")
         if not self.interface.strip():
@@ -106,10 +144,11 @@ class VirtualRobotConfig:
             raise ValueError(f"mode_machine is a uint8, got {self.mode_machine}")
         if not (math.isfinite(self.realtime_factor) and self.realtime_factor > 0):
             raise ValueError(f"realtime_factor must be a finite value > 0, got {self.realtime_factor}")
-        steps = LOWSTATE_PERIOD_S / self.physics_dt if self.physics_dt > 0 else 0.0
-        if not (0 < self.physics_dt <= LOWSTATE_PERIOD_S and abs(steps - round(steps)) < 1e-9):
-            raise ValueError(f"physics_dt must divide the LowState period {LOWSTATE_PERIOD_S} s "
-                             f"(e.g. 0.002, 0.001, 0.0005), got {self.physics_dt}")
+        period = self.behaviour.lowstate_period_s
+        steps = period / self.step_s if self.step_s > 0 else 0.0
+        if not (0 < self.step_s <= period and abs(steps - round(steps)) < 1e-9):
+            raise ValueError(f"physics_dt must divide the LowState period {period} s "
+                             f"(e.g. {period}, {period / 2:g}, {period / 5:g}), got {self.physics_dt}")
 
 
 @dataclass
@@ -131,17 +170,18 @@ class VirtualRobot:
     physics with the applied command and :meth:`lowstate_sample` is the state the robot then sends.
     """
 
-    def __init__(self, sim: Simulator, mode_machine: int) -> None:
-        if abs(sim.config.control_dt - LOWSTATE_PERIOD_S) > 1e-12:
-            raise ValueError(f"the simulator's control period must be {LOWSTATE_PERIOD_S} s, "
+    def __init__(self, sim: Simulator, mode_machine: int, peer: Peer = PEERS["g1"]) -> None:
+        if abs(sim.config.control_dt - peer.lowstate_period_s) > 1e-12:
+            raise ValueError(f"the simulator's control period must be {peer.lowstate_period_s} s, "
                              f"got {sim.config.control_dt}")
         self.sim = sim
-        self.mode_machine = mode_machine
+        self.peer = peer
+        self.mode_machine = mode_machine if peer.fills_lowstate else 0
         self.counts = LowCmdCounts()
         zeros = np.zeros(NUM_BODY_JOINTS)
         self.command = JointCommand(q=zeros, dq=zeros, tau_ff=zeros, kp=zeros, kd=zeros)  # limp
         self._state = new_lowstate()
-        self._state["mode_machine"] = mode_machine
+        self._state["mode_machine"] = self.mode_machine
         self._motors = self._state["motor_state"][:NUM_BODY_JOINTS]
         self._imu = self._state["imu_state"]
         self.remote = WirelessRemote()
@@ -157,10 +197,11 @@ class VirtualRobot:
             counts.undecodable += 1
             return
         cmd = unpack_lowcmd(packed)
-        if cmd.crc != lowcmd_crc(packed):
+        checks = self.peer.checks_lowcmd
+        if checks and cmd.crc != lowcmd_crc(packed):
             counts.bad_crc += 1
             return
-        if cmd.mode_pr != 0 or cmd.mode_machine != self.mode_machine:
+        if checks and (cmd.mode_pr != 0 or cmd.mode_machine != self.mode_machine):
             counts.wrong_mode += 1
             return
         values = np.vstack((cmd.q, cmd.dq, cmd.tau, cmd.kp, cmd.kd))[:, :NUM_BODY_JOINTS].astype(float)
@@ -168,9 +209,16 @@ class VirtualRobot:
             counts.non_finite += 1
             return
         mode = cmd.mode[:NUM_BODY_JOINTS]
-        values[2:] *= mode != 0  # a disabled motor: no feed-forward, no stiffness, no damping
+        if checks:
+            values[2:] *= mode != 0  # a disabled motor: no feed-forward, no stiffness, no damping
         q, dq, tau, kp, kd = values
-        self.command = JointCommand(q=q, dq=dq, tau_ff=tau, kp=kp, kd=kd)
+        if self.peer.pd_every_step:
+            self.command = JointCommand(q=q, dq=dq, tau_ff=tau, kp=kp, kd=kd)
+        else:  # the torque of this moment, held until the next LowCmd
+            s = self.sim.state()
+            torque = tau + kp * (q - s.q) + kd * (dq - s.dq)
+            zeros = np.zeros(NUM_BODY_JOINTS)
+            self.command = JointCommand(q=s.q, dq=zeros, tau_ff=torque, kp=zeros, kd=zeros)
         self._motors["mode"] = mode
         counts.applied += 1
 
@@ -192,7 +240,8 @@ class VirtualRobot:
         sim = self.sim
         s = sim.state()
         state, imu, motors = self._state, self._imu, self._motors
-        state["tick"] = (sim.stamp_ns // 1_000_000) & 0xFFFFFFFF
+        if self.peer.fills_lowstate:
+            state["tick"] = (sim.stamp_ns // 1_000_000) & 0xFFFFFFFF
         imu["quaternion"] = s.world_q_pelvis
         imu["gyroscope"] = s.pelvis_w_pelvis
         imu["accelerometer"] = s.pelvis_a_imu
@@ -202,6 +251,9 @@ class VirtualRobot:
         motors["ddq"] = sim.data.qacc[sim.joints.dof_adr]
         motors["tau_est"] = s.tau
         packed, _ = pack_lowstate(state)
+        if not self.peer.fills_lowstate:
+            state["crc"] = 0
+            packed = state.tobytes()
         return lowstate_to_cdr(packed)
 
 
@@ -269,9 +321,10 @@ def _run(config: VirtualRobotConfig, log: Callable[[str], None], stop: list[int]
 
     topic_type(TOPIC_LOWSTATE)  # without the robot SDK, say so before building the model
     robot = load_robot(model=Path(config.model) if config.model else None)
-    sim = Simulator(robot, build_mujoco_model(robot, timestep=config.physics_dt),
-                    SimConfig(config.physics_dt, LOWSTATE_PERIOD_S, config.gantry))
-    vr = VirtualRobot(sim, config.mode_machine)
+    peer = config.behaviour
+    sim = Simulator(robot, build_mujoco_model(robot, timestep=config.step_s),
+                    SimConfig(config.step_s, peer.lowstate_period_s, config.gantry))
+    vr = VirtualRobot(sim, config.mode_machine, peer)
     dds = RobotDds(config.domain_id, config.interface)
     lowstate_writer = dds.raw_writer(TOPIC_LOWSTATE)
     lowcmd_reader = dds.raw_reader(TOPIC_LOWCMD, history=LOWCMD_QUEUE_DEPTH)
@@ -279,21 +332,22 @@ def _run(config: VirtualRobotConfig, log: Callable[[str], None], stop: list[int]
     hands = EmulatedHands(dds) if config.dex3 else None
 
     log(f"virtual_robot ready: domain {config.domain_id}, interface {config.interface}, model "
-        f"{robot.model_path.name}, physics {config.physics_dt * 1e3:g} ms, gantry {'on' if config.gantry else 'off'}, "
+        f"{robot.model_path.name}, peer {config.peer}, physics {config.step_s * 1e3:g} ms, LowState every "
+        f"{peer.lowstate_period_s * 1e3:g} ms, gantry {'on' if config.gantry else 'off'}, "
         f"Dex3 hands {'emulated' if hands else 'none'}"
-        f", mode_machine {config.mode_machine}, real-time factor {config.realtime_factor:g}")
+        f", mode_machine {vr.mode_machine}, real-time factor {config.realtime_factor:g}")
 
     gc.freeze()  # the start-up's objects leave the collector, whose full passes over them took ~40 ms
     published = 0
     pelvis_z = pelvis_z_min = float(sim.data.qpos[2])
     start = mark = (time.monotonic(), time.process_time(), 0, 0)  # wall, cpu, sim steps, published
-    pacing = Pacer(LOWSTATE_PERIOD_S / config.realtime_factor, MAX_LAG_S, start_s=start[0])
+    pacing = Pacer(peer.lowstate_period_s / config.realtime_factor, MAX_LAG_S, start_s=start[0])
 
     def figures(since: tuple[float, float, int, int]) -> dict[str, Any]:
         elapsed = max(time.monotonic() - since[0], 1e-9)
         return {
-            "sim_time_s": round(sim.steps * config.physics_dt, 3),
-            "realtime_factor": round((sim.steps - since[2]) * config.physics_dt / elapsed, 3),
+            "sim_time_s": round(sim.steps * config.step_s, 3),
+            "realtime_factor": round((sim.steps - since[2]) * config.step_s / elapsed, 3),
             "cpu_percent": round(100.0 * (time.process_time() - since[1]) / elapsed, 1),
             "lowstate_published": published,
             "lowstate_rate_hz": round((published - since[3]) / elapsed, 1),
@@ -310,7 +364,7 @@ def _run(config: VirtualRobotConfig, log: Callable[[str], None], stop: list[int]
         vr.advance()
         lowstate_writer.write(vr.lowstate_sample())
         if hands is not None:
-            hands.step(LOWSTATE_PERIOD_S, publish=published % HAND_STATE_PERIODS == 0)
+            hands.step(peer.lowstate_period_s, publish=published % HAND_STATE_PERIODS == 0)
         published += 1
         pelvis_z = float(sim.data.qpos[2])
         pelvis_z_min = min(pelvis_z_min, pelvis_z)
@@ -338,7 +392,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", default=defaults.model,
                         help="robot model file (URDF or MJCF with the G1's 29 joint names) instead of the project's")
     parser.add_argument("--physics-dt", type=float, default=defaults.physics_dt,
-                        help=f"MuJoCo step in s, dividing the 2 ms LowState period (default {defaults.physics_dt})")
+                        help="MuJoCo step in s, dividing the LowState period (default: the peer's, 0.002 for g1, "
+                             "0.005 for unitree_mujoco)")
+    parser.add_argument("--peer", choices=sorted(PEERS), default=defaults.peer,
+                        help="behave as a G1 (default: LowState at 500 Hz with tick, CRC and mode_machine; LowCmd CRC "
+                             "and mode checked; PD every physics step) or as Unitree's simulator unitree_mujoco "
+                             "(LowState at 200 Hz, tick, CRC and mode_machine 0; LowCmd CRC and mode ignored; PD "
+                             "once per LowCmd received)")
     parser.add_argument("--mode-machine", type=int, default=defaults.mode_machine,
                         help=f"LowState.mode_machine, which commands must echo (default {defaults.mode_machine})")
     parser.add_argument("--realtime-factor", type=float, default=defaults.realtime_factor,
@@ -356,7 +416,7 @@ def _flag(text: str) -> bool:
 def config_from_args(args: argparse.Namespace) -> VirtualRobotConfig:
     return VirtualRobotConfig(domain_id=args.domain_id, interface=args.interface, model=args.model,
                               gantry=args.gantry, dex3=args.dex3, physics_dt=args.physics_dt,
-                              mode_machine=args.mode_machine, realtime_factor=args.realtime_factor)
+                              mode_machine=args.mode_machine, realtime_factor=args.realtime_factor, peer=args.peer)
 
 
 def run_from_args(args: argparse.Namespace) -> int:
