@@ -27,3 +27,12 @@ def test_the_import_layering_contract_holds() -> None:
 def test_the_core_type_checks() -> None:
     result = _run("mypy", "src/g1_teleop/core")
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_test_modules_have_distinct_names() -> None:
+    """pytest imports test modules by basename (rootdir-relative 'prepend' mode): two test_x.py in different
+    folders stop the collection of the whole suite."""
+    seen: dict[str, Path] = {}
+    for path in sorted((ROOT / "tests").rglob("test_*.py")):
+        assert path.name not in seen, f"{path} and {seen[path.name]} share a name"
+        seen[path.name] = path
