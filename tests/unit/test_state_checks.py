@@ -40,8 +40,10 @@ def test_each_check_refuses_its_kind_and_keeps_the_last_taken_sample():
     nan[4] = np.nan
     assert [refused(c.take_joints, *args) for args in ((beyond, dq, 0.02), (q, huge, 0.02), (nan, dq, 0.02))] == [
         "joint_range", "joint_velocity", "nan"]
+    spoof = np.clip(q + np.random.default_rng(0).uniform(-0.5, 0.5, N), ROBOT.q_lower, ROBOT.q_upper)  # plausible
+    assert refused(c.take_joints, spoof, dq, 0.005) == "joint_jump"
     big_step = q.copy()
-    big_step[20] += 3 * ROBOT.velocity_limit[20] * 0.02 + 0.06
+    big_step[20] += 1.5 * ROBOT.velocity_limit[20] * 0.01 + 0.06
     assert refused(c.take_joints, big_step, dq, 0.01) == "joint_jump"
     assert refused(c.take_joints, big_step, dq, 10.0) is None  # after long enough it could have got there
     assert refused(c.take_joints, q, dq, 10.01, 5_000_000_000, 1_000_000_000) == "stamp"  # 4 s off the clock
@@ -58,6 +60,8 @@ def test_imu_checks():
     assert refused(c.take_imu, flipped, np.zeros(3), 0.02) == "imu_jump"
     tilted = np.array([np.cos(0.05), np.sin(0.05), 0.0, 0.0])  # 0.1 rad in 20 ms: 5 rad/s
     assert refused(c.take_imu, tilted, np.zeros(3), 0.02) is None
+    assert refused(c.take_imu, tilted, np.array([0.0, 4.0, 0.0]), 0.025) == "imu_gyro_jump"  # 800 rad/s² for 5 ms
+    assert refused(c.take_imu, tilted, np.array([0.0, 2.0, 0.0]), 0.025) is None  # 400 rad/s²
 
 
 @settings(max_examples=300, deadline=None)
@@ -68,7 +72,8 @@ def test_whatever_is_taken_is_finite_and_within_the_margins(q, dq):
     if refused(c.take_joints, q, dq, 0.0) is None:
         lim = PlausibilityLimits()
         assert np.all(np.isfinite(q)) and np.all(np.isfinite(dq))
-        assert np.all(q >= ROBOT.q_lower - lim.position_margin_rad) and np.all(q <= ROBOT.q_upper + lim.position_margin_rad)
+        margin = lim.position_margin_rad
+        assert np.all(q >= ROBOT.q_lower - margin) and np.all(q <= ROBOT.q_upper + margin)
         assert np.all(np.abs(dq) <= lim.velocity_factor * ROBOT.velocity_limit)
 
 

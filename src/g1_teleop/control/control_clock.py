@@ -42,7 +42,7 @@ class ControlClockConfig:
     offset_window_s: float = 0.25
     rate_window_s: float = 1.0
     max_ahead_s: float = 0.05
-    ahead_tolerance_s: float = 0.03
+    ahead_tolerance_s: float = 0.1
     behind_tolerance_s: float = 0.5
     relock_after_s: float = 0.5
     confirm_samples: int = 5

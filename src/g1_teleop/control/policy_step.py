@@ -53,7 +53,8 @@ class PolicyStep:
         self.builder = builder
         self.inputs = TickInputs(s.lockstep, s.state_timeout_s, s.arm_target_timeout_s)
         mapping = JoystickMapping(s.joy_axes, s.joy_buttons, s.joy_timeout_s, s.cmd_vel_timeout_s, s.button_release_s)
-        self.intake = PolicyInputs(builder.robot, self.inputs, mapping, PlausibilityLimits(min_interval_s=s.control_dt))
+        interval = s.control_dt if s.lockstep else PlausibilityLimits().min_interval_s  # lockstep: runs ahead
+        self.intake = PolicyInputs(builder.robot, self.inputs, mapping, PlausibilityLimits(min_interval_s=interval))
         self.operator = self.intake.operator
         self.gate = ModeRequestGate(builder.lower_body, round(s.mode_hold_off_s / s.control_dt), s.control_dt)
 

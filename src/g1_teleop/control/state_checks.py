@@ -3,8 +3,10 @@
 A sample is taken only when it could be the robot's: every value finite; joint positions within the joint
 limits ± ``position_margin_rad``; joint velocities within ``velocity_factor`` × the velocity limits; the IMU
 orientation a unit quaternion and the gyro within ``max_gyro_rad_s``; and no jump from the last taken sample
-that the joints (at ``velocity_factor`` × their limits) or the pelvis (at ``max_gyro_rad_s``) could not have
-made since, at least one control period's worth. With a clock to compare (``now_stamp_ns``), a stamp more than
+that the joints (at ``jump_factor`` × their velocity limits) or the pelvis (at ``max_gyro_rad_s``) could not have
+made since, nor a gyro change beyond ``max_angular_accel_rad_s2``, over at least ``min_interval_s`` (a physics
+step in real time; in lockstep, where the simulation may run faster than the wall clock, a control period).
+With a clock to compare (``now_stamp_ns``), a stamp more than
 ``stamp_tolerance_s`` away from now is refused too. A refused sample raises :class:`ImplausibleState` (its
 ``kind`` groups the reasons for once-only warnings); the caller keeps the last taken one, and the usual
 staleness rules apply when no sample is taken for a while. Times: monotonic wall seconds; stamps: ns.
@@ -33,8 +35,11 @@ class PlausibilityLimits:
     velocity_factor: float = 3.0
     quaternion_tolerance: float = 1e-3
     max_gyro_rad_s: float = 35.0  # the G1 IMU's range, ±2000 °/s
+    jump_factor: float = 1.5
     jump_slack_rad: float = 0.05
-    min_interval_s: float = 0.02  # a jump is allowed at least this much time (one control period)
+    max_angular_accel_rad_s2: float = 500.0
+    gyro_slack_rad_s: float = 0.5
+    min_interval_s: float = 0.005  # a jump is allowed at least this much time
     stamp_tolerance_s: float = 1.0
 
     def __post_init__(self) -> None:
@@ -52,8 +57,9 @@ class StateChecks:
         lim = self.limits
         self._q_low, self._q_high = q_lower - lim.position_margin_rad, q_upper + lim.position_margin_rad
         self._max_dq = lim.velocity_factor * np.asarray(velocity_limit, dtype=float)
+        self._max_step = lim.jump_factor * np.asarray(velocity_limit, dtype=float)
         self._last_q: tuple[np.ndarray, float] | None = None
-        self._last_imu: tuple[np.ndarray, float] | None = None
+        self._last_imu: tuple[np.ndarray, np.ndarray, float] | None = None
 
     def _check_stamp(self, what: str, stamp_ns: int, now_stamp_ns: int | None) -> None:
         if now_stamp_ns is None:
@@ -84,11 +90,11 @@ class StateChecks:
         self._check_stamp("joint_states", stamp_ns, now_stamp_ns)
         if self._last_q is not None:
             last, last_s = self._last_q
-            allowed = self._max_dq * self._interval(last_s, received_s) + self.limits.jump_slack_rad
+            allowed = self._max_step * self._interval(last_s, received_s) + self.limits.jump_slack_rad
             jumped = np.flatnonzero(np.abs(q - last) > allowed)
             if jumped.size:
                 raise ImplausibleState("joint_jump", f"{jumped.size} joints moved faster than "
-                                                     f"{self.limits.velocity_factor} × their velocity limits since "
+                                                     f"{self.limits.jump_factor} × their velocity limits since "
                                                      f"the last sample (joint {jumped[0]}: "
                                                      f"{q[jumped[0]] - last[jumped[0]]:+.3g} rad)")
         self._last_q = (np.array(q, dtype=float), received_s)
@@ -109,11 +115,17 @@ class StateChecks:
         self._check_stamp("imu", stamp_ns, now_stamp_ns)
         quat = np.asarray(quat_wxyz, dtype=float) / norm
         if self._last_imu is not None:
-            last, last_s = self._last_imu
+            lim = self.limits
+            last, last_gyro, last_s = self._last_imu
+            interval = self._interval(last_s, received_s)
             w = abs(float(np.dot(last, quat)))  # cos(angle / 2)
             angle = 2.0 * float(np.arccos(min(w, 1.0)))
-            allowed = self.limits.max_gyro_rad_s * self._interval(last_s, received_s) + self.limits.jump_slack_rad
-            if angle > allowed:
+            if angle > lim.max_gyro_rad_s * interval + lim.jump_slack_rad:
                 raise ImplausibleState("imu_jump", f"the pelvis turned {angle:.3g} rad since the last IMU sample, "
-                                                   f"more than {self.limits.max_gyro_rad_s} rad/s allows")
-        self._last_imu = (quat, received_s)
+                                                   f"more than {lim.max_gyro_rad_s} rad/s allows")
+            change = float(np.linalg.norm(np.asarray(gyro, dtype=float) - last_gyro))
+            if change > lim.max_angular_accel_rad_s2 * interval + lim.gyro_slack_rad_s:
+                raise ImplausibleState("imu_gyro_jump", f"the angular velocity changed by {change:.3g} rad/s since the "
+                                                        f"last IMU sample, more than {lim.max_angular_accel_rad_s2} "
+                                                        "rad/s² allows")
+        self._last_imu = (quat, np.array(gyro, dtype=float), received_s)
