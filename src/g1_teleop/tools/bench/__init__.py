@@ -16,10 +16,12 @@ BENCHMARKS: dict[str, tuple[str, str, str]] = {
     "lowcmd": ("lowcmd", "bench_lowcmd", "hw_bridge's LowCmd path against the virtual robot"),
     "publish": ("publish", "bench_publish", "how long a ROS publish stalls when a subscriber dies"),
     "xr": ("xr", "bench_xr", "headset event → operator sample in the WebXR server (hands, controllers)"),
+    "fuzz": ("g1_teleop.tools.fuzz", "bench_fuzz", "10⁴ fuzzed messages per input topic into the running sim graph"),
 }
 
 
 def benchmark(name: str) -> Callable[[], dict[str, float]]:
     """The function that runs benchmark ``name``."""
     module, function, _ = BENCHMARKS[name]
-    return getattr(importlib.import_module(f"g1_teleop.tools.bench.{module}"), function)
+    full = module if "." in module else f"g1_teleop.tools.bench.{module}"  # a dotted name: a module elsewhere
+    return getattr(importlib.import_module(full), function)

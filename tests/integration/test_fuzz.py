@@ -1,0 +1,35 @@
+"""Fuzzing the policy's inputs with hypothesis while the real sim graph runs (g1_teleop.tools.fuzz, a smaller
+seeded run of `g1-teleop bench fuzz`): nothing non-finite or outside the robot's limits reaches joint_command,
+no node dies (a /clock with negative seconds included, which rclpy's time source refuses), the log stays
+rate-limited, the commands keep their rate and the simulated robot keeps standing."""
+
+from __future__ import annotations
+
+import pytest
+
+from g1_teleop.tools.fuzz import POLICY_TOPICS, run_fuzz
+
+pytestmark = pytest.mark.integration
+
+MAX_LOG_LINES_PER_S = 20  # the policy's: rate-limited request lines (3 per kind) and once-only warnings
+
+
+def test_fuzzed_policy_inputs_reach_no_command_and_kill_no_node(ros_domain):
+    figures = run_fuzz(messages_per_topic=300, seed=1, phases=("policy",), templates=40, domain_id=ros_domain,
+                       min_phase_s=10.0)
+    log = "\n".join(figures["log"])
+    summary = {k: v for k, v in figures.items() if k != "log"}
+    for topic in POLICY_TOPICS:
+        assert figures[f"policy_sent_{topic}"] >= 300, summary
+    # Every command was checked against the robot's limits, and none broke them.
+    assert figures["policy_commands_checked"] > 300, summary
+    assert figures["policy_violations"] == 0, figures["policy_violation_examples"]
+    # No node died; the negative /clock messages reached every node on sim time, which refused them.
+    assert figures["node_deaths"] == 0 and set(figures["exit_codes"].values()) == {0}, f"{summary}\n{log}"
+    assert {"policy", "retarget", "xr_input"} <= set(figures["policy_nodes_that_refused_negative_clock"]), summary
+    # Rate-limited log, commands at ≥ 90 % of 50 Hz, the robot standing, no mode flips (builtin: SQUAT only).
+    assert figures["policy_log_lines_per_s_max_policy"] <= MAX_LOG_LINES_PER_S, f"{summary}\n{log}"
+    assert figures["policy_joint_command_rate_hz"] >= 45.0, summary
+    assert not figures["policy_fell"], summary
+    assert figures["policy_mode_switches"] == 0, summary
+    print({k: v for k, v in summary.items() if not k.startswith("policy_sent_")})
