@@ -121,7 +121,8 @@ class TeleimagerSource:
     """The head camera's frames as stereo frames: asks the service for its configuration (again every ``retry_s``
     until it answers; skipped when ``head_port`` is given), then receives the newest JPEG. A binocular frame is kept
     as it came (its side-by-side JPEG is never re-coded); without the configuration a frame wider than twice its
-    height counts as binocular."""
+    height counts as binocular. ``timeout_s``: how long one configuration request waits for its answer (s);
+    ``quality``: JPEG quality of the eyes' images coded from a binocular frame."""
 
     def __init__(self, host: str, config_port: int = CONFIG_PORT, head_port: int = 0, quality: int = 80,
                  retry_s: float = 2.0, timeout_s: float = 2.0) -> None:

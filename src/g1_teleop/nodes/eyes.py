@@ -9,11 +9,9 @@ state is rendered whenever the renderer is free (older ones are dropped, never q
 (``hardware.teleimager``), stamped on arrival (the service sends no stamps); a binocular frame is published on the
 stereo topic exactly as it came.
 
-Publishes (``ros.image_messages``; reliable, depth 1): ``camera/{left,right}/image_raw`` (rgb8),
-``camera/{left,right}/image_raw/compressed`` (JPEG), ``camera/{left,right}/camera_info`` and
-``camera/stereo/image_raw/compressed`` (left | right), in the optical frames ``left_eye_optical``/``right_eye_optical``
-(the stereo frame in the left one), which this node adds to /tf_static. Nothing is rendered or coded while no
-one subscribes to an image topic: each form is made only when subscribed.
+Publishes (``ros.image_messages``, reliable, depth 1) ``camera/{left,right}/image_raw`` (rgb8), ``…/compressed``
+(JPEG), ``camera/{left,right}/camera_info``, ``camera/stereo/image_raw/compressed`` (left | right) in the optical
+frames ``{left,right}_eye_optical`` that it adds to /tf_static; only the forms someone subscribes to are made.
 """
 
 from __future__ import annotations
@@ -24,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from diagnostic_msgs.msg import DiagnosticStatus
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from sensor_msgs.msg import Imu, JointState
@@ -99,20 +98,18 @@ class Eyes(Node):
         self.ready, self.halt = threading.Event(), threading.Event()
         self.wake = threading.Condition()
         self.pending: tuple[int, np.ndarray, np.ndarray | None, np.ndarray | None] | None = None
+        self.diagnostics = Diagnostics(self, lambda: {"source": cfg.source, "frames_published": self.out.published,
+                                                      "frames_unsubscribed": self.skipped, "detail": self.detail,
+                                                      "work_ms": round(self.work_s * 1e3, 1)})
         if cfg.source == "render":
             self.start_render_inputs()
-        self.worker = threading.Thread(target=self.render_loop if cfg.source == "render" else self.teleimager_loop,
-                                       name="eyes", daemon=True)
+        self.worker = threading.Thread(target=self.work, name="eyes", daemon=True)
         self.worker.start()
         if not self.ready.wait(START_TIMEOUT_S) or self.failure is not None:
             self.stop_worker()
             raise ConfigError(f"eyes cannot use source {cfg.source}: {self.failure or 'no renderer within 120 s'}")
-        self.diagnostics = Diagnostics(self, lambda: {"source": cfg.source, "frames_published": self.out.published,
-                                                      "frames_unsubscribed": self.skipped, "detail": self.detail,
-                                                      "work_ms": round(self.work_s * 1e3, 1)})
         self.get_logger().info(f"{cfg.source}: {self.detail}; topics camera/{{left,right}}/…, {STEREO_TOPIC}")
 
-    # --- render: poses in, frames out ---------------------------------------------------------------------------
     def start_render_inputs(self) -> None:
         self.index = JointIndex(self.robot.joint_names)
         base = self.cfg.base_pose
@@ -155,6 +152,15 @@ class Eyes(Node):
             self.pending = (now, q, p, quat)
             self.wake.notify()
 
+    def work(self) -> None:
+        """The worker thread: renders or receives until halted. A signal that shuts the context down first ends it
+        quietly (its next publish fails), as the executor's own stop."""
+        try:
+            self.render_loop() if self.cfg.source == "render" else self.teleimager_loop()
+        except Exception:
+            if self.context.ok() and not self.halt.is_set():
+                raise
+
     def render_loop(self) -> None:
         from g1_teleop.sim.eye_renderer import EyeRenderer, choose_gl_backend, gl_renderer_name
 
@@ -167,6 +173,7 @@ class Eyes(Node):
             return
         K = {side: renderer.K(side) for side in SIDES}
         self.detail = f"{backend.upper()}, {gl_renderer_name()}, {self.cfg.width}x{self.cfg.height} per eye"
+        self.diagnostics.set(DiagnosticStatus.OK, "rendering")
         self.ready.set()
         try:
             while True:
@@ -188,15 +195,17 @@ class Eyes(Node):
         finally:
             renderer.close()
 
-    # --- teleimager ---------------------------------------------------------------------------------------------
     def teleimager_loop(self) -> None:
         cfg = self.cfg
         source = TeleimagerSource(cfg.image_server, cfg.config_port, cfg.head_port, cfg.jpeg_quality)
         self.detail = source.describe()
+        self.diagnostics.set(DiagnosticStatus.WARN, "waiting for the image service")
         self.ready.set()  # the service may come up after this node: keep asking
         if not source.connect(self.halt, lambda message: self.warn("teleimager", message)):
             return
         self.detail = source.describe()
+        self.diagnostics.set(DiagnosticStatus.OK, "receiving")
+        self.get_logger().info(f"teleimager: {self.detail}")
         try:
             while not self.halt.is_set():
                 try:
@@ -216,7 +225,6 @@ class Eyes(Node):
         finally:
             source.close()
 
-    # --- out ---------------------------------------------------------------------------------------------------
     def publish(self, frame: StereoFrame, stamp: int, K: dict[str, np.ndarray], start: float) -> None:
         """The frame (stamp: ns) on the subscribed topics; ``start``: when its work began (perf_counter s)."""
         self.out.publish(frame, stamp, K)

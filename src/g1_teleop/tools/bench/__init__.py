@@ -17,6 +17,7 @@ BENCHMARKS: dict[str, tuple[str, str, str]] = {
     "publish": ("publish", "bench_publish", "how long a ROS publish stalls when a subscriber dies"),
     "xr": ("xr", "bench_xr", "headset event → operator sample in the WebXR server (hands, controllers)"),
     "fuzz": ("g1_teleop.tools.fuzz", "bench_fuzz", "10⁴ fuzzed messages per input topic into the running sim graph"),
+    "eyes": ("eyes", "bench_eyes", "eye cameras: render, JPEG, frames delivered, latency, sim speed with and without"),
 }
 
 
