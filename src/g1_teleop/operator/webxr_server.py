@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 import datetime
 import ipaddress
+import logging
 import ssl
 import threading
 import time
@@ -28,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import vuer.server
 from aiohttp import hdrs, web
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
@@ -50,6 +52,13 @@ from g1_teleop.operator.xr_certificates import (
 from g1_teleop.operator.xr_joy import XrJoyConfig
 
 DEFAULT_PORT = 8012  # vuer's and televuer's
+
+_vuer_log = logging.getLogger("vuer")
+# vuer's server prints on stdout for every WebSocket that opens and closes ("websocket is connected. id:…",
+# "default socket worker is up…", "websocket is now disconnected…"): a page reconnecting over and over would flood
+# the node's log, whose link status lines are rate-limited (webxr_status.StatusLog). Its prints go to the logger
+# "vuer" at debug level instead.
+vuer.server.print = lambda *args, **kwargs: _vuer_log.debug(" ".join(str(a) for a in args))  # type: ignore[attr-defined]
 
 
 @dataclass(frozen=True)
