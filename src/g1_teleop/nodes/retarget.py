@@ -1,96 +1,71 @@
 """retarget: the operator's hands → the 14 arm joints.
 
 mode "pose": dual-arm IK from xr/left_wrist, xr/right_wrist (geometry_msgs/PoseStamped, pelvis frame, the
-left_ee / right_ee targets), warm-started from joint_states (which also locks the rest of the body), keeping
-``min_clearance_m`` between the forearms/hands and the trunk, the thighs and the other arm.
+left_ee / right_ee targets) through the operator clutch (retarget.wrist_targets, retarget.clutch), warm-started
+from joint_states (which also locks the rest of the body), keeping ``min_clearance_m`` between the
+forearms/hands and the trunk, the thighs and the other arm. clutch "auto" (scenarios, bags): the wrists are
+followed as they come, from the first sample. clutch "operator" (a headset): the arms hold until the operator
+engages (the press of the XR Joy layout's button ``engage_button``, frame xr_hands or xr_controllers, or the
+service teleop/engage), then the robot's wrists follow the
+operator's motions since the engage (no jump); teleop/pause (or the button again) holds, engaging again
+re-anchors; without a wrist sample for stale_after_s the arms hold, for home_after_s they go slowly home (the
+default arm pose). Empty clutch: operator with source webxr, auto otherwise.
 mode "gamepad": joy (sensor_msgs/Joy) → a velocity of each hand → damped-least-squares differential IK,
 one step per joint_states sample, for operators without a headset.
 Publishes teleop/arm_target (sensor_msgs/JointState: 14 named arm joints, position = target, effort =
-gravity feed-forward), stamped with the operator sample it came from (gamepad: the joint state's).
-Lockstep: one answer per control period, once that period's inputs are in.
+gravity feed-forward), stamped with the operator sample it follows (else: the joint state's), and
+teleop/clutch (std_msgs/String, latched: disengaged, engaged, holding or homing).
+Lockstep: clutch auto answers once a control period's joint state and wrists are in; clutch operator answers each
+joint state at once, stamped with it (a headset sends at its own rate). Real time: an answer per joint state and
+per wrist pair.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from geometry_msgs.msg import PoseStamped
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from sensor_msgs.msg import JointState, Joy
+from std_msgs.msg import String
+from std_srvs.srv import Trigger
 
 from g1_teleop.core.joint_vector import JointIndex, MalformedJointMessage
 from g1_teleop.core.mujoco_model import build_mujoco_model
 from g1_teleop.core.pinocchio_model import build_pinocchio_model
 from g1_teleop.core.robot_description import load_robot
-from g1_teleop.core.settings import check_settings, setting
+from g1_teleop.core.settings import setting
 from g1_teleop.core.stamp_sync import StampSync
-from g1_teleop.retarget.arm_ik import ArmIKConfig, DualArmIK
-from g1_teleop.retarget.gamepad_ik import GamepadArmTeleop, GamepadMapping
+from g1_teleop.operator.webxr_source import JOY_FRAMES, LIVE_SOURCES, SOURCES
+from g1_teleop.operator.xr_joy import JoyButton
+from g1_teleop.retarget.arm_ik import DualArmIK
+from g1_teleop.retarget.clutch import ClutchState, ClutchTransition, Refused, WristPair
+from g1_teleop.retarget.gamepad_ik import GamepadArmTeleop
+from g1_teleop.retarget.retarget_settings import RetargetSettings
 from g1_teleop.retarget.self_collision import ArmCollisionModel
+from g1_teleop.retarget.wrist_targets import ClutchLog, WristTargets
 from g1_teleop.ros.diagnostics import Diagnostics, WarnOnce
 from g1_teleop.ros.messages import joint_state_msg, stamp_ns, to_stamp, transform_from_pose_msg
 from g1_teleop.ros.node_main import run
 from g1_teleop.ros.parameters import declare_config
-from g1_teleop.ros.qos import QOS_COMMAND, QOS_SENSOR, QOS_STATE
-
-MODES = ("pose", "gamepad")
-
-
-def _setting_of(config: type, name: str) -> Any:
-    """A field with the default, description and legal values of the setting ``name`` of the dataclass
-    ``config``: a parameter that passes straight to a core configuration is declared once, there."""
-    field = next(f for f in dataclasses.fields(config) if f.name == name)
-    return dataclasses.field(default=field.default, metadata=field.metadata)
+from g1_teleop.ros.qos import QOS_COMMAND, QOS_LATCHED, QOS_SENSOR, QOS_STATE
 
 
 @dataclass(frozen=True)
-class RetargetConfig:
-    """retarget's ROS parameters (read once at start-up)."""
+class RetargetConfig(RetargetSettings):
+    """retarget's ROS parameters (read once at start-up): the core's settings and the operator input's."""
 
-    model: str = setting("", "robot model file (MJCF .xml or URDF); empty: the one robot_config names")
-    robot_config: str = setting("", "robot configuration (YAML); empty: config/g1_29dof.yaml")
-    lockstep: bool = setting(True, "one answer per control period, once the period's joint state and wrist poses "
-                             "are in; false: an answer per left and right wrist sample of the same stamp")
-    sync_timeout_s: float = setting(1.0, "lockstep: wall time to wait for a period's wrist poses before solving "
-                                    "with the latest ones (s)", positive=True)
-    position_weight: float = _setting_of(ArmIKConfig, "position_weight")
-    rotation_weight: float = _setting_of(ArmIKConfig, "rotation_weight")
-    posture_weight: float = _setting_of(ArmIKConfig, "posture_weight")
-    measured_weight: float = _setting_of(ArmIKConfig, "measured_weight")
-    min_clearance_m: float = _setting_of(ArmIKConfig, "min_clearance_m")
-    mode: str = setting("pose", "operator input: pose (wrist poses from a headset or a scenario) or gamepad "
-                        "(joy sticks → hand velocities)", choices=MODES)
-    gamepad_axes: tuple[int, ...] = setting((1, 0, 4, 3), "Joy axes: left forward, left side, right forward, "
-                                            "right side", length=4, minimum=0)
-    gamepad_up_buttons: tuple[int, ...] = setting((4, 5), "Joy buttons (left, right) that, held, turn the side's "
-                                                  "forward axis into up", length=2, minimum=0)
-    gamepad_speed_m_s: float = _setting_of(GamepadMapping, "speed_m_s")
-    gamepad_deadzone: float = _setting_of(GamepadMapping, "deadzone")
-    gamepad_damping: float = setting(0.05, "λ of the gamepad's damped least squares: larger slows the hands near "
-                                     "singularities (m/rad)", positive=True)
-    gamepad_max_joint_speed: float = setting(2.0, "fastest arm joint motion in gamepad mode (rad/s)", positive=True)
-    joy_timeout_s: float = setting(0.5, "joy input older than this counts as sticks released (s)", positive=True)
+    source: str = setting("scenario", "xr_input's source (the graphs pass it): chooses the clutch when clutch is "
+                          "empty", choices=SOURCES)
+    engage_button: int = setting(int(JoyButton.ENGAGE), "clutch operator: the button of the headset's Joy (frame "
+                                 "xr_hands or xr_controllers) whose press engages or pauses (the XR layout's ENGAGE)",
+                                 minimum=0)
 
-    def __post_init__(self) -> None:
-        check_settings(self)
-        self.ik_config()  # and the cross-field checks of the IK and gamepad settings
-        self.gamepad_mapping()
-
-    def gamepad_mapping(self) -> GamepadMapping:
-        lf, ls, rf, rs = self.gamepad_axes
-        return GamepadMapping(left_forward_axis=lf, left_side_axis=ls, left_up_button=self.gamepad_up_buttons[0],
-                              right_forward_axis=rf, right_side_axis=rs, right_up_button=self.gamepad_up_buttons[1],
-                              speed_m_s=self.gamepad_speed_m_s, deadzone=self.gamepad_deadzone)
-
-    def ik_config(self) -> ArmIKConfig:
-        return ArmIKConfig(position_weight=self.position_weight, rotation_weight=self.rotation_weight,
-                           posture_weight=self.posture_weight, measured_weight=self.measured_weight,
-                           min_clearance_m=self.min_clearance_m)
+    def clutch_mode(self) -> str:
+        return self.clutch or ("operator" if self.source in LIVE_SOURCES else "auto")
 
 
 class Retarget(Node):
@@ -107,20 +82,42 @@ class Retarget(Node):
         self.last_output: JointState | None = None
         self.waiting_since: float | None = None
         self.solves = self.failures = 0
+        self.operator = cfg.mode == "pose" and cfg.clutch_mode() == "operator"
+        home = WristPair(*self.ik.end_effector_poses(robot.default_q))
+        self.targets = WristTargets(cfg.clutch_mode(), cfg.clutch_config(), home, cfg.engage_button)
+        self.clutch_log = ClutchLog()
         self.pub = self.create_publisher(JointState, "teleop/arm_target", QOS_COMMAND)
+        self.pub_clutch = self.create_publisher(String, "teleop/clutch", QOS_LATCHED)
+        self.pub_clutch.publish(String(data=self.targets.state.value))
         if cfg.mode == "pose":
             self.create_subscription(PoseStamped, "xr/left_wrist", lambda m: self.on_wrist("left", m), QOS_SENSOR)
             self.create_subscription(PoseStamped, "xr/right_wrist", lambda m: self.on_wrist("right", m), QOS_SENSOR)
+            if self.operator:
+                self.create_subscription(Joy, "joy", self.on_engage_button, QOS_SENSOR)
         else:
             self.gamepad = GamepadArmTeleop(self.ik, cfg.gamepad_mapping(), damping=cfg.gamepad_damping,
                                             max_joint_speed=cfg.gamepad_max_joint_speed)
             self.joy: tuple[float, list[float], list[int]] | None = None  # (received, axes, buttons)
             self.create_subscription(Joy, "joy", self.on_joy, QOS_SENSOR)
         self.create_subscription(JointState, "joint_states", self.on_joint_states, QOS_STATE)
-        self.diagnostics = Diagnostics(self, lambda: {"solves": self.solves, "ik_failures": self.failures})
+        for action in ("engage", "pause"):
+            self.create_service(Trigger, f"teleop/{action}",
+                                lambda request, response, action=action: self.serve_clutch(action, response))
+        self.diagnostics = Diagnostics(self, lambda: {"solves": self.solves, "ik_failures": self.failures,
+                                                      "clutch": f"{self.targets.state.value} ({self.targets.mode})"})
         if cfg.lockstep:
             self.create_timer(0.05, self.on_sync_timeout, clock=Clock(clock_type=ClockType.STEADY_TIME))
-        self.get_logger().info(f"dual-arm IK ready on {len(self.ik.arm_joint_names)} arm joints, mode {cfg.mode}")
+        how = (f"clutch {self.targets.mode}: the arms follow once engaged (Joy button {cfg.engage_button}, or "
+               "g1-teleop call engage)" if self.operator else f"clutch {self.targets.mode}")
+        self.get_logger().info(f"dual-arm IK ready on {len(self.ik.arm_joint_names)} arm joints, mode {cfg.mode}"
+                               + (f", {how}" if cfg.mode == "pose" else ""))
+
+    def now_s(self) -> float:
+        return self.get_clock().now().nanoseconds / 1e9
+
+    def robot_wrists(self) -> WristPair:
+        """The robot's wrists now: the forward kinematics of the latest measured joints."""
+        return WristPair(*self.ik.end_effector_poses(self.inputs.value("joints")))
 
     def on_wrist(self, side: str, msg: PoseStamped) -> None:
         try:
@@ -129,7 +126,36 @@ class Retarget(Node):
             self.warn(f"pose_{side}", f"ignored xr/{side}_wrist: {exc}; keeping the last target")
             return
         self.inputs.put(side, stamp_ns(msg.header.stamp), pelvis_T_wrist)
-        self.try_solve()
+        left, right = self.inputs.stamp("left"), self.inputs.stamp("right")
+        if left == right and self.targets.put_sample(WristPair(self.inputs.value("left"), self.inputs.value("right")),
+                                                     left / 1e9):
+            self.try_solve()
+
+    def on_engage_button(self, msg: Joy) -> None:
+        if msg.header.frame_id not in JOY_FRAMES.values():
+            return  # the XR layout's button only: other devices' button 10 (the robot remote's X) means something else
+        self.report(self.targets.joy(msg.buttons, self.now_s(), self.robot_wrists), "Joy button")
+
+    def serve_clutch(self, action: str, response: Trigger.Response) -> Trigger.Response:
+        if self.cfg.mode != "pose":
+            result: ClutchTransition | Refused | None = Refused(
+                "retarget is in gamepad mode: the sticks move the hands, there is no clutch")
+        elif action == "engage":
+            result = self.targets.engage(self.now_s(), self.robot_wrists)
+        else:
+            result = self.targets.pause(self.now_s())
+        self.report(result, f"service teleop/{action}")
+        response.success = isinstance(result, ClutchTransition)
+        response.message = result.reason if result is not None else ""
+        return response
+
+    def report(self, result: ClutchTransition | Refused | None, source: str) -> None:
+        """An operator's clutch request: log it (deliberate: every one) and publish the new state."""
+        if isinstance(result, Refused):
+            self.get_logger().warning(f"clutch request refused ({source}): {result.reason}")
+        elif result is not None:
+            self.get_logger().info(f"clutch {result.state.value} ({source}): {result.reason}")
+            self.pub_clutch.publish(String(data=result.state.value))
 
     def on_joint_states(self, msg: JointState) -> None:
         try:
@@ -147,7 +173,10 @@ class Retarget(Node):
         if stamp != self.inputs.stamp("joints"):
             self.waiting_since = time.monotonic()
         self.inputs.put("joints", stamp, vec.position)
-        self.try_solve()
+        if self.operator:
+            self.solve()  # every joint state: the clutch holds, homes or follows whatever the headset sends
+        else:
+            self.try_solve()
 
     def on_joy(self, msg: Joy) -> None:
         self.joy = (time.monotonic(), list(msg.axes), list(msg.buttons))
@@ -165,13 +194,13 @@ class Retarget(Node):
         self.publish(q_arm, self.ik.gravity_torques(q_body), stamp)
 
     def try_solve(self) -> None:
-        left, right = self.inputs.stamp("left"), self.inputs.stamp("right")
-        if self.inputs.value("joints") is None or left < 0 or right < 0:
+        """After a new wrist pair, and (clutch auto) after a joint state."""
+        if self.inputs.value("joints") is None or self.inputs.stamp("left") < 0 or self.inputs.stamp("right") < 0:
             return
-        if self.cfg.lockstep:
-            if self.inputs.complete(self.inputs.stamp("joints")):
+        if not self.cfg.lockstep:
+            if self.inputs.stamp("left") == self.inputs.stamp("right"):
                 self.solve()
-        elif left == right:
+        elif not self.operator and self.inputs.complete(self.inputs.stamp("joints")):
             self.solve()
 
     def on_sync_timeout(self) -> None:
@@ -183,13 +212,24 @@ class Retarget(Node):
 
     def solve(self) -> None:
         self.waiting_since = None
-        result = self.ik.solve(self.inputs.value("left"), self.inputs.value("right"), self.inputs.value("joints"))
+        joints = self.inputs.stamp("joints")
+        step = self.targets.step(joints / 1e9 if self.cfg.lockstep else self.now_s(), self.robot_wrists)
+        if step.transitions:
+            self.pub_clutch.publish(String(data=self.targets.state.value))
+            self.clutch_log.put(step.transitions)
+        line = self.clutch_log.line(time.monotonic())
+        if line is not None:
+            self.get_logger().info(line)
+        result = self.ik.solve(step.targets.left, step.targets.right, self.inputs.value("joints"))
         self.solves += 1
         if not result.ok:
             self.failures += 1
             self.warn("ik", "IK failed (unusable target, or no collision-free pose found from the measured one): "
                             "holding the measured arm joints")
-        self.publish(result.q_arm, result.tau_ff, max(self.inputs.stamp("left"), self.inputs.stamp("right")))
+        # the operator sample followed, else (holding, homing, paused; lockstep clutch operator) the joint state
+        follows = self.targets.state is ClutchState.ENGAGED and not (self.operator and self.cfg.lockstep)
+        self.publish(result.q_arm, result.tau_ff,
+                     max(self.inputs.stamp("left"), self.inputs.stamp("right")) if follows else joints)
 
     def publish(self, q_arm: np.ndarray, tau_ff: np.ndarray, stamp: int) -> None:
         msg = joint_state_msg(self.ik.arm_joint_names, to_stamp(stamp), q_arm, effort=tau_ff)

@@ -33,6 +33,8 @@ TRIGGER_SERVICES: dict[str, TriggerService] = {
     "squat": TriggerService("teleop/squat", "the policy node (g1-teleop launch sim, or real)"),
     "locomotion": TriggerService("teleop/locomotion", "the policy node (g1-teleop launch sim, or real)"),
     "play": TriggerService("xr_input/play", "xr_input (g1-teleop launch sim, or real)"),
+    "engage": TriggerService("teleop/engage", "retarget (g1-teleop launch sim, or real; clutch operator)"),
+    "pause": TriggerService("teleop/pause", "retarget (g1-teleop launch sim, or real; clutch operator)"),
 }
 
 
