@@ -24,7 +24,10 @@ def test_every_parameter_is_described_and_the_defaults_are_legal() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"source": "headset"}, "source must be one of scenario, bag"),
+        ({"source": "headset"}, "source must be one of scenario, bag, webxr"),
+        ({"port": 0}, r"port must be in \[1, 65535\]"),
+        ({"input": "gloves"}, "input must be one of hands, controllers"),
+        ({"pinch_on_m": 0.05}, "pinch distances need pinch_on_m < pinch_off_m < pinch_open_m"),
         ({"rate_hz": -1.0}, "rate_hz must be >= 0"),
         ({"wrist_reference": "chest"}, "wrist_reference must be one of head, body"),
         ({"source": "bag"}, "source bag needs the bag parameter"),
@@ -33,6 +36,11 @@ def test_every_parameter_is_described_and_the_defaults_are_legal() -> None:
 def test_illegal_values_are_refused_with_the_parameter_named(kwargs, message) -> None:
     with pytest.raises(ValueError, match=message):
         XrInputConfig(**kwargs)
+
+
+def test_the_webxr_server_settings_pass_through() -> None:
+    config = XrInputConfig(source="webxr", port=9443, input="controllers", engage_hold_s=0.3).webxr_config()
+    assert (config.port, config.input, config.engage_hold_s, config.host) == (9443, "controllers", 0.3, "0.0.0.0")
 
 
 def test_a_pose_goes_into_its_message_value_for_value() -> None:

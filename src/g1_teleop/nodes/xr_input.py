@@ -3,47 +3,61 @@
 source "scenario": a YAML file of timed operator actions (g1_teleop.operator.scenario) is turned into the poses an
 OpenXR headset would report and sent through the same XR→robot conversion a headset's data gets
 (g1_teleop.operator.xr_frames). source "bag": the operator samples of a recorded run (a rosbag2 bag with xr/* and
-joy, ``bag`` parameter) are published again exactly as recorded (g1_teleop.operator.input_sources). Publishes
-xr/head (headset world, robot basis), xr/left_wrist, xr/right_wrist (pelvis frame: the IK targets of
-left_ee / right_ee) and joy, stamped with the sample time. Lockstep: one sample per simulation clock tick;
-otherwise samples at the source's device rate.
+joy, ``bag`` parameter) are published again exactly as recorded (g1_teleop.operator.input_sources). source
+"webxr": a live headset through the WebXR server (g1_teleop.operator.webxr_server; which samples and what of
+them: g1_teleop.operator.webxr_source). Publishes xr/head (headset world, robot basis), xr/left_wrist,
+xr/right_wrist (pelvis frame: the IK targets of left_ee / right_ee) and joy, stamped with the sample time; webxr
+also xr/left_hand, xr/right_hand (geometry_msgs/PoseArray: the 25 landmarks of a tracked hand in its hand frame,
+WebXR Hand Input order, orientations identity) and xr/status (std_msgs/String, latched: the link's one-line
+status, logged on each change). Lockstep: one sample per simulation clock tick (webxr: the newest headset sample,
+if new); otherwise samples at the source's device rate (webxr: each as it arrives).
 
 Playback starts with the first sample when ``autoplay`` is true. Otherwise the first sample is published
 (the operator holding still) until a call of the service xr_input/play (std_srvs/Trigger), which plays the
-source from its start; each call restarts it. On a robot: activate the bridge, then play.
+source from its start; each call restarts it. On a robot: activate the bridge, then play. (webxr: nothing to
+play; retarget's clutch waits for the operator to engage.)
 """
 
 from __future__ import annotations
 
+import dataclasses
+import time
 from dataclasses import dataclass
 
 import numpy as np
 from builtin_interfaces.msg import Time
-from geometry_msgs.msg import PoseStamped
+from diagnostic_msgs.msg import DiagnosticStatus
+from geometry_msgs.msg import Pose, PoseArray, PoseStamped
+from rclpy.clock import Clock as RclClock
+from rclpy.clock import ClockType
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import Joy
+from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
 from g1_teleop.core.paths import scenario_path
 from g1_teleop.core.settings import check_settings, setting
 from g1_teleop.operator.input_sources import WRIST_REFERENCES, OperatorRecording, ScenarioPlayer
 from g1_teleop.operator.scenario import Scenario
+from g1_teleop.operator.webxr_samples import XrSample
+from g1_teleop.operator.webxr_server import WebXrConfig, WebXrServer, WebXrServerError
+from g1_teleop.operator.webxr_source import SOURCES, NewestOnce, publication
+from g1_teleop.operator.webxr_status import LinkState, StatusLog
 from g1_teleop.ros.diagnostics import Diagnostics
 from g1_teleop.ros.messages import stamp_ns, to_stamp
 from g1_teleop.ros.node_main import run
 from g1_teleop.ros.parameters import declare_config
-from g1_teleop.ros.qos import QOS_SENSOR, QOS_STATE
-
-SOURCES = ("scenario", "bag")
+from g1_teleop.ros.qos import QOS_LATCHED, QOS_SENSOR, QOS_STATE
 
 
 @dataclass(frozen=True)
-class XrInputConfig:
-    """xr_input's ROS parameters (read once at start-up)."""
+class XrInputConfig(WebXrConfig):
+    """xr_input's ROS parameters (read once at start-up): its own and the WebXR server's (source webxr)."""
 
     source: str = setting("scenario", "where operator samples come from: a scenario played through a simulated "
-                          "headset, or the operator topics of a recorded bag", choices=SOURCES)
+                          "headset, the operator topics of a recorded bag, or a live headset over WebXR",
+                          choices=SOURCES)
     scenario: str = setting("default", "source scenario: a name in config/scenarios/ or a YAML path")
     bag: str = setting("", "source bag: a rosbag2 folder with the operator topics (g1-teleop record, a sim run's "
                        "bag/)")
@@ -58,8 +72,12 @@ class XrInputConfig:
 
     def __post_init__(self) -> None:
         check_settings(self)
+        super().__post_init__()
         if self.source == "bag" and not self.bag:
             raise ValueError("source bag needs the bag parameter: the folder of a recorded bag")
+
+    def webxr_config(self) -> WebXrConfig:
+        return WebXrConfig(**{f.name: getattr(self, f.name) for f in dataclasses.fields(WebXrConfig)})
 
 
 def pose_msg(pose: np.ndarray, stamp: Time, frame_id: str) -> PoseStamped:
@@ -75,14 +93,22 @@ def pose_msg(pose: np.ndarray, stamp: Time, frame_id: str) -> PoseStamped:
     return msg
 
 
+def landmarks_msg(points: np.ndarray, stamp: Time, frame_id: str) -> PoseArray:
+    """(25, 3) hand landmarks (m) → PoseArray, one pose per landmark, orientation identity."""
+    msg = PoseArray(poses=[Pose() for _ in points])
+    msg.header.stamp, msg.header.frame_id = stamp, frame_id
+    for pose, (x, y, z) in zip(msg.poses, points.tolist(), strict=True):
+        pose.position.x, pose.position.y, pose.position.z = x, y, z
+    return msg
+
+
 class XrInput(Node):
-    """Publishes a player's operator samples (input_sources) on xr/* and joy (see the module docstring)."""
+    """Publishes a player's operator samples (input_sources) or a headset's (webxr_source) on xr/* and joy (see the
+    module docstring)."""
 
     def __init__(self) -> None:
         super().__init__("xr_input")
         cfg = self.cfg = declare_config(self, XrInputConfig)
-        self.player = (ScenarioPlayer(Scenario.load(scenario_path(cfg.scenario)), cfg.wrist_reference)
-                       if cfg.source == "scenario" else OperatorRecording.load(cfg.bag))
         self.pub_head = self.create_publisher(PoseStamped, "xr/head", QOS_SENSOR)
         self.pub_left = self.create_publisher(PoseStamped, "xr/left_wrist", QOS_SENSOR)
         self.pub_right = self.create_publisher(PoseStamped, "xr/right_wrist", QOS_SENSOR)
@@ -91,25 +117,109 @@ class XrInput(Node):
         self.start_ns: int | None = None
         self.last_stamp_ns = -1
         self.playing = cfg.autoplay
-        self.diagnostics = Diagnostics(self, lambda: {"source": cfg.source, "samples": self.samples,
-                                                      "playing": self.playing})
+        self.server: WebXrServer | None = None
+        if cfg.source == "webxr":
+            self.diagnostics = Diagnostics(self, self.webxr_values)
+            self.start_webxr()
+        else:
+            self.player = (ScenarioPlayer(Scenario.load(scenario_path(cfg.scenario)), cfg.wrist_reference)
+                           if cfg.source == "scenario" else OperatorRecording.load(cfg.bag))
+            self.diagnostics = Diagnostics(self, lambda: {"source": cfg.source, "samples": self.samples,
+                                                          "playing": self.playing})
+            self.get_logger().info(f"{cfg.source} {self.player.source}: {self.player.description} "
+                                   f"({self.player.duration:g} s)")
         self.create_service(Trigger, "xr_input/play", self.on_play)
         if cfg.lockstep:
             self.create_subscription(Clock, "/clock", self.on_clock, QOS_STATE)
-        else:
+        elif self.server is None:
             self.create_timer(1.0 / (cfg.rate_hz or self.player.sample_rate_hz), self.on_timer)
-        self.get_logger().info(f"{cfg.source} {self.player.source}: {self.player.description} "
-                               f"({self.player.duration:g} s)")
+
+    def start_webxr(self) -> None:
+        """The WebXR server: samples published per /clock tick (lockstep) or from the server's thread as they come."""
+        cfg = self.cfg
+        self.pub_hands = {side: self.create_publisher(PoseArray, f"xr/{side}_hand", QOS_SENSOR)
+                          for side in ("left", "right")}
+        self.pub_status = self.create_publisher(String, "xr/status", QOS_LATCHED)
+        self.newest = NewestOnce()
+        self.status_log = StatusLog()
+        self.server = WebXrServer(cfg.webxr_config(), cfg.wrist_reference,
+                                  on_sample=None if cfg.lockstep else self.on_headset_sample)
+        try:
+            self.server.start()
+        except WebXrServerError as exc:
+            raise ValueError(f"the WebXR server: {exc}") from None
+        self.create_timer(0.2, self.on_status_timer, clock=RclClock(clock_type=ClockType.STEADY_TIME))
+        pace = "the newest sample per /clock tick" if cfg.lockstep else "each sample as it arrives"
+        self.get_logger().info(f"webxr: {cfg.input} from {self.server.page_url} ({pace})")
+        self.on_status_timer()
+
+    def destroy_node(self) -> None:
+        if self.server is not None:
+            self.server.stop()
+        super().destroy_node()
+
+    def webxr_values(self) -> dict[str, object]:
+        assert self.server is not None
+        status = self.server.status()
+        return {"source": "webxr", "input": self.cfg.input, "link": status.state.value, "clients": status.clients,
+                "operator": status.operator or "", "rate_hz": round(status.rate_hz, 1), "samples": self.samples,
+                "malformed": status.malformed}
+
+    def on_status_timer(self) -> None:
+        """The link's status: logged, on xr/status and in the diagnostics on each change (rate-limited)."""
+        assert self.server is not None
+        status = self.server.status()
+        line = self.status_log.update(time.monotonic(), status)
+        if line is None:
+            return
+        ok = status.state is LinkState.CONNECTED
+        if ok:  # (an rclpy call site logs at one severity only)
+            self.get_logger().info(line)
+        else:
+            self.get_logger().warning(line)
+        self.pub_status.publish(String(data=status.text))
+        self.diagnostics.set(DiagnosticStatus.OK if ok else DiagnosticStatus.WARN, status.text)
 
     def on_play(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        response.success = self.server is None
+        if self.server is not None:
+            response.message = "source webxr follows a live headset: nothing to play (g1-teleop call engage)"
+            return response
         self.playing, self.start_ns = True, None
-        response.success = True
         response.message = f"playing {self.player.source} from its start ({self.player.duration:g} s)"
         self.get_logger().info(response.message)
         return response
 
     def on_clock(self, msg: Clock) -> None:
-        self.publish_sample(stamp_ns(msg.clock))
+        if self.server is None:
+            self.publish_sample(stamp_ns(msg.clock))
+            return
+        sample = self.newest.take(self.server.newest())
+        if sample is not None:
+            self.publish_headset(sample, msg.clock)
+
+    def on_headset_sample(self, sample: XrSample) -> None:
+        """Real time, in the server's thread: publish at once, stamped with the sample's arrival."""
+        now_ns = self.get_clock().now().nanoseconds - round((time.monotonic() - sample.received_s) * 1e9)
+        self.publish_headset(sample, to_stamp(now_ns))
+
+    def publish_headset(self, sample: XrSample, stamp: Time) -> None:
+        """One headset sample: the Joy reading, the head and the hands when tracked, the wrists when the head and
+        both wrists are (webxr_source)."""
+        out = publication(sample, self.cfg.input)
+        frame = out.frame
+        joy = Joy(axes=list(frame.joy_axes), buttons=list(frame.joy_buttons))
+        joy.header.stamp, joy.header.frame_id = stamp, out.joy_frame
+        self.pub_joy.publish(joy)
+        for side, points in (("left", out.left_hand), ("right", out.right_hand)):
+            if points is not None:
+                self.pub_hands[side].publish(landmarks_msg(points, stamp, f"xr_{side}_hand"))
+        if out.head:
+            self.pub_head.publish(pose_msg(frame.head, stamp, "xr_world"))
+        if out.wrists:
+            self.pub_left.publish(pose_msg(frame.left_wrist, stamp, "pelvis"))
+            self.pub_right.publish(pose_msg(frame.right_wrist, stamp, "pelvis"))
+        self.samples += 1
 
     def on_timer(self) -> None:
         self.publish_sample(self.get_clock().now().nanoseconds)
