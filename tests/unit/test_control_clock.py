@@ -116,3 +116,19 @@ def test_a_tick_more_than_a_period_late_is_skipped_not_caught_up():
 def test_the_configuration_is_checked():
     with pytest.raises(ValueError, match="period_s must be a finite value > 0"):
         ControlClockConfig(period_s=0.0)
+
+
+def test_the_clock_follows_a_simulator_that_slows_down_without_restarting():
+    rng = np.random.default_rng(5)
+    clock = ControlClock()
+    source_s, ticks = 0.0, []
+    for k in range(1200):  # 6 s: a sample every 5 ms of wall time, the simulator at 1.0 then at 0.3
+        mono = k * 0.005
+        source_s += 0.005 * (1.0 if mono < 2.0 else 0.3)
+        clock.put(round(source_s * 1e9), mono + rng.uniform(0, 0.002))
+        timing = clock.poll(mono + 0.0025)
+        if timing.due:
+            ticks.append(timing.stamp_ns)
+    assert clock.rate == pytest.approx(0.3, rel=0.05) and clock.relocks == 0
+    late = np.diff(ticks[-30:])
+    assert np.all(late == PERIOD_NS)  # 20 ms of simulated time apart: 15 ticks per wall second

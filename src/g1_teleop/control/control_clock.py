@@ -7,9 +7,10 @@ ROS clock itself on a robot — from its samples against the monotonic clock, an
 
     source time at monotonic time m  =  (m − offset) · rate
 
-``rate`` (source seconds per monotonic second: the simulator's real-time factor) is the slope between samples
-at least ``rate_window_s`` apart; ``offset`` the smallest (least delayed) mono − source/rate of the samples in
-the last ``offset_window_s``, so a late delivery does not move the ticks. It never runs more than
+``rate`` (source seconds per monotonic second: the simulator's real-time factor) is the slope between the least
+delayed samples at the two ends of the last ``rate_window_s`` (the median of the last such slopes);
+``offset`` the smallest (least delayed) mono − source/rate of the samples in the last ``offset_window_s``, so
+a late delivery does not move the ticks. It never runs more than
 ``max_ahead_s`` ahead of the newest sample (a paused simulation stops the ticks) and never goes back.
 
 Samples that cannot be the source's are refused: negative (``negative``), or ahead of the extrapolation by
@@ -17,9 +18,9 @@ more than ``ahead_tolerance_s`` / behind it by more than ``behind_tolerance_s`` 
 a /clock). The clock locks on a timeline only once it is confirmed: ``confirm_samples`` samples over at least
 ``confirm_span_s`` on one line of slope (rate) within ±20 % of their median, in [0.01, 100] (a repeated or
 random value is no clock). It starts that way, and starts anew (a simulator restarted) when no sample has been
-taken for ``relock_after_s`` and the refused ones confirm another timeline. The rate is the median of the
-last slopes over ``rate_window_s`` between samples within ``ahead_tolerance_s`` of the extrapolation, so that
-a stray sample does not bend it.
+taken for ``relock_after_s`` and the refused ones confirm another timeline. Late samples (a starved
+simulator, a stray /clock a little in the past) are taken but never the least delayed: they move neither the
+ticks nor the rate.
 
 :meth:`ControlClock.poll` says when the next tick is due: ticks lie on a grid of ``period_s`` in source time,
 each stamped with its grid time; a tick more than one period late is skipped (counted), not caught up.
@@ -69,7 +70,7 @@ class ControlClock:
     def __init__(self, config: ControlClockConfig | None = None) -> None:
         self.config = config or ControlClockConfig()
         self._recent: deque[tuple[float, int]] = deque()  # accepted (mono s, source ns) of the offset window
-        self._rate_base: deque[tuple[float, int]] = deque()  # accepted samples of the last 2 rate windows
+        self._rate_base: deque[tuple[float, int]] = deque()  # accepted samples of the last rate window
         self._slopes: deque[float] = deque(maxlen=25)
         self._candidates: deque[tuple[float, int]] = deque()  # refused (or unlocked) samples of the last second
         self._rate = 1.0
@@ -148,17 +149,26 @@ class ControlClock:
         self._recent.append((mono_s, source_ns))
         while mono_s - self._recent[0][0] > cfg.offset_window_s:
             self._recent.popleft()
-        if abs(error_s) > cfg.ahead_tolerance_s:
-            return None  # taken, but too late to measure the rate with
         base = self._rate_base
         base.append((mono_s, source_ns))
-        while len(base) > 1 and mono_s - base[1][0] >= cfg.rate_window_s:
-            base.popleft()  # keep the newest sample at least a rate window old
-        first_s, first_ns = base[0]
-        if mono_s - first_s >= cfg.rate_window_s and source_ns > first_ns:
-            self._slopes.append((source_ns - first_ns) * 1e-9 / (mono_s - first_s))
-            self._rate = float(np.clip(np.median(self._slopes), 0.01, 100.0))
+        while mono_s - base[0][0] > cfg.rate_window_s:
+            base.popleft()
+        if len(base) % 10 == 0 and mono_s - base[0][0] > 0.9 * cfg.rate_window_s:
+            self._update_rate()
         return None
+
+    def _update_rate(self) -> None:
+        """The slope between the least delayed samples of the first and the last quarter of the rate window."""
+        monos = np.fromiter((m for m, _ in self._rate_base), float, len(self._rate_base))
+        sources = np.fromiter((n for _, n in self._rate_base), float, len(self._rate_base)) * 1e-9
+        delay = monos - sources / self._rate
+        quarter = 0.25 * (monos[-1] - monos[0])
+        first, last = monos <= monos[0] + quarter, monos >= monos[-1] - quarter
+        a = np.flatnonzero(first)[np.argmin(delay[first])]
+        b = np.flatnonzero(last)[np.argmin(delay[last])]
+        if monos[b] - monos[a] > 0 and sources[b] > sources[a]:
+            self._slopes.append((sources[b] - sources[a]) / (monos[b] - monos[a]))
+            self._rate = float(np.clip(np.median(self._slopes), 0.01, 100.0))
 
     def now_ns(self, mono_s: float) -> int | None:
         """The source time now (never back, at most ``max_ahead_s`` past the newest sample); None before the
