@@ -103,8 +103,7 @@ def landmarks_msg(points: np.ndarray, stamp: Time, frame_id: str) -> PoseArray:
 
 
 class XrInput(Node):
-    """Publishes a player's operator samples (input_sources) or a headset's (webxr_source) on xr/* and joy (see the
-    module docstring)."""
+    """Publishes a player's (input_sources) or a headset's (webxr_source) samples on xr/* and joy (module docstring)."""
 
     def __init__(self) -> None:
         super().__init__("xr_input")
@@ -140,8 +139,7 @@ class XrInput(Node):
         self.pub_hands = {side: self.create_publisher(PoseArray, f"xr/{side}_hand", QOS_SENSOR)
                           for side in ("left", "right")}
         self.pub_status = self.create_publisher(String, "xr/status", QOS_LATCHED)
-        self.newest = NewestOnce()
-        self.status_log = StatusLog()
+        self.newest, self.status_log = NewestOnce(), StatusLog()
         self.server = WebXrServer(cfg.webxr_config(), cfg.wrist_reference,
                                   on_sample=None if cfg.lockstep else self.on_headset_sample)
         try:
@@ -193,13 +191,13 @@ class XrInput(Node):
     def on_clock(self, msg: Clock) -> None:
         if self.server is None:
             self.publish_sample(stamp_ns(msg.clock))
-            return
-        sample = self.newest.take(self.server.newest())
-        if sample is not None:
+        elif (sample := self.newest.take(self.server.newest())) is not None:
             self.publish_headset(sample, msg.clock)
 
     def on_headset_sample(self, sample: XrSample) -> None:
         """Real time, in the server's thread: publish at once, stamped with the sample's arrival."""
+        if not self.context.ok():
+            return  # shutting down: the server stops with the node
         now_ns = self.get_clock().now().nanoseconds - round((time.monotonic() - sample.received_s) * 1e9)
         self.publish_headset(sample, to_stamp(now_ns))
 
