@@ -48,7 +48,8 @@ ELBOW = NAMES.index("left_elbow_joint")
 HOLD_KP = ROBOT.gains("default")[0]
 DAMPING_KD = ROBOT.gains("damping")[1]
 POLICY_PERIOD_S = 0.01  # the fake policy's (the graph's runs at 50 Hz): margin for a loaded test machine
-COMMAND_TIMEOUT_S = 0.045  # BridgeSafetyConfig's default: the subject of the damping test
+COMMAND_TIMEOUT_S = 0.045  # BridgeSafetyConfig's defaults: a command this old is late, held for the grace
+GRACE_S = 0.5
 # Elsewhere a longer one, so that a loaded test machine (a process starved for ~50 ms, seen on 2 shared
 # cores) does not end an ACTIVE phase early.
 RELAXED = {"command_timeout_s": 0.25}
@@ -330,7 +331,7 @@ def test_the_policys_gains_reach_the_motors_in_active_only(make_rig):
     assert not np.allclose(hold_kp[waist], 900.0)
     blend_s = 1.0  # BridgeSafetyConfig's activate_blend_s
     rig = make_rig(parameters=RELAXED)
-    rig.wait_state("ZERO_TORQUE", 20.0)
+    rig.wait_state("ZERO_TORQUE", 60.0)
     assert rig.call("start").success
     rig.wait_state("HOLD", RAMP_S + 2.0)
     rig.gains_pub.publish(gains_msg(kp, kd))  # with the first command, as the policy node does
@@ -379,45 +380,72 @@ def test_the_policys_gains_reach_the_motors_in_active_only(make_rig):
     assert damped and all(damping(s) for s in damped)
 
 
-def test_missing_commands_damp_within_the_timeout(make_rig):
+def test_missing_commands_hold_for_the_grace_then_damp(make_rig):
+    """A policy that stops publishing (its publisher still there: a hung or killed process before discovery says
+    so): the last command is held for command_grace_s, then the first damping LowCmd reaches the robot within
+    grace + 50 ms, in every one of 20 trials. Every trial is kept: one that damped before the policy stopped (a
+    false trip) or late counts against the figure, and the test says so."""
     rig = make_rig()
-    rig.wait_state("ZERO_TORQUE", 20.0)
+    rig.wait_state("ZERO_TORQUE", 60.0)
     latencies: list[float] = []  # the test's last publish → the first damping LowCmd at the probe
     detected: list[float] = []  # the bridge's own figure: age of the last command it received, at DAMP
-    starved = 0  # ACTIVE phases ended by a command gap before the test stopped commanding
-    while len(latencies) < 20 and starved < 5:
-        rig.bring_up()
-        active_s = rig.diagnostics[-1][0]
-        rig.spin(0.1)
-        last = rig.stop_publishing()
-        if any(damping(s) for s in rig.probe.lowcmds if active_s < s.t <= last):
-            starved += 1
-            rig.wait_state("DAMP", 0.5)
+    false_trips: list[str] = []  # ACTIVE phases damped before the test stopped commanding, and why
+    others: list[str] = []  # damped after the stop for another reason than the missing commands
+    bring_up_retries = 0  # bring-ups that failed on a starved machine (a stale LowState): not part of the figure
+    while len(latencies) + len(false_trips) + len(others) < 20:
+        try:
+            rig.bring_up()
+        except AssertionError:
+            bring_up_retries += 1
+            assert bring_up_retries <= 5, f"this machine is too slow to bring the bridge up:\n{rig.log[-3000:]}"
+            rig.wait_state("DAMP", 2.0)
             continue
-        assert rig.spin(1.0, lambda last=last: damping(rig.probe.lowcmds[-1]) and rig.probe.lowcmds[-1].t > last), \
+        active_s = rig.diagnostics[-1][0]
+        rig.spin(0.3)
+        last = rig.stop_publishing()
+        early = [s.message for t, s in rig.diagnostics if active_s < t <= last and "→ DAMP" in s.message]
+        if early or any(damping(s) for s in rig.probe.lowcmds if active_s < s.t <= last):
+            false_trips.append(early[0] if early else "damping LowCmd before the stop")
+            rig.wait_state("DAMP", 1.0)
+            continue
+        assert rig.spin(2.0, lambda last=last: damping(rig.probe.lowcmds[-1]) and rig.probe.lowcmds[-1].t > last), \
             rig.log
         first_damp = next(s for s in rig.probe.lowcmds if s.t > last and damping(s))
-        latencies.append(first_damp.t - last)
         rig.wait_state("DAMP", 0.5)
-        # (a starved process can add "LowCmd writing stopped/resumed" reports after the transition)
         reason = next(s.message for t, s in reversed(rig.diagnostics) if t > last and "→ DAMP" in s.message)
-        age = re.search(r"no valid joint_command for ([0-9.]+) s", reason)
-        if age is None:  # damped for another reason first (a stale LowState on a starved machine)
-            starved += 1
-            latencies.pop()
+        age = re.search(r"no valid joint_command for ([0-9.]+) s \(grace", reason)
+        if age is None:
+            others.append(reason)
             continue
+        latencies.append(first_damp.t - last)
         detected.append(float(age.group(1)))
+    within = sum(latency <= GRACE_S + 0.05 for latency in latencies)
     print(f"\nlast joint_command published → first damping LowCmd at the probe: {percentiles_ms(latencies)}"
           f"\nlast joint_command received → DAMP (the bridge's figure): {percentiles_ms(detected)}"
-          f"\n(timeout {COMMAND_TIMEOUT_S * 1e3:.0f} ms; within 50 ms end to end: "
-          f"{sum(latency <= 0.05 for latency in latencies)}/{len(latencies)}; "
-          f"ACTIVE phases ended early by a starved process: {starved})")
-    assert len(latencies) == 20, f"{starved} ACTIVE phases ended before the commands stopped"
-    assert min(latencies) > COMMAND_TIMEOUT_S - 0.005  # never before the timeout
-    assert min(detected) >= COMMAND_TIMEOUT_S  # (the reason rounds to 1 ms)
-    # Most at the first write tick after the timeout (2 ms); a starved loop is late, not wrong. Delivery
-    # times are figures (printed above, and `g1-teleop bench lowcmd`), not assertions.
-    assert np.median(detected) < COMMAND_TIMEOUT_S + 0.005, detected
+          f"\n(grace {GRACE_S * 1e3:.0f} ms; within grace + 50 ms end to end: {within}/20; false trips: "
+          f"{false_trips}; damped for another reason: {others}; bring-ups retried: {bring_up_retries})")
+    assert not false_trips and not others, \
+        f"this machine is too slow for the figure: {len(false_trips)} false trips, {len(others)} other damping"
+    assert within == 20, f"damping later than grace + 50 ms: {sorted(latencies)[-3:]} (the machine is too slow?)"
+    assert min(latencies) > GRACE_S - 0.005  # never before the grace
+    assert min(detected) >= GRACE_S  # (the reason rounds to 1 ms)
+
+
+def test_a_policy_whose_publisher_goes_damps_without_the_grace(make_rig):
+    """joint_command's publisher destroyed (a policy that exits, or that the graph stops): damping once the last
+    command is older than command_timeout_s, well before the grace."""
+    rig = make_rig()
+    rig.wait_state("ZERO_TORQUE", 60.0)
+    rig.bring_up()
+    rig.spin(0.3)
+    last = rig.stop_publishing()
+    rig.node.destroy_publisher(rig.command_pub)
+    assert rig.spin(2.0, lambda: any(damping(s) for s in rig.probe.lowcmds if s.t > last)), rig.log
+    first_damp = next(s for s in rig.probe.lowcmds if s.t > last and damping(s))
+    rig.wait_state("DAMP", 0.5)
+    print(f"\npublisher destroyed → first damping LowCmd {(first_damp.t - last) * 1e3:.0f} ms after the last command")
+    assert first_damp.t - last < GRACE_S - 0.1, (first_damp.t - last, rig.log)
+    assert "no publisher left on joint_command" in rig.log, rig.log
 
 
 def test_stopped_robot_stops_the_writing_with_the_reason(make_rig):

@@ -8,6 +8,7 @@ from g1_teleop.hardware.bridge_safety import (
     ActionRefused,
     BridgeSafety,
     BridgeSafetyConfig,
+    CommandLate,
     CommandRejected,
     CommandSample,
     OperatorAction,
@@ -45,11 +46,11 @@ class Bench:
         self.state = None
         self.command = None
 
-    def tick(self, *events, dt=TICK, fresh=True):
+    def tick(self, *events, dt=TICK, fresh=True, source_gone=False):
         self.t += dt
         if fresh:
             self.state = StateSample(self.t, self.q, self.dq, self.quat)
-        return self.safety.step(self.t, self.state, self.command, events)
+        return self.safety.step(self.t, self.state, self.command, events, source_gone)
 
     def send(self, command):
         self.command = CommandSample(self.t, command)
@@ -165,22 +166,47 @@ def test_start_is_refused_outside_zero_torque_and_damp(robot):
     assert out.notices == (ActionRefused(START, "only from ZERO_TORQUE or DAMP (now HOLD)"),)
 
 
-def test_no_command_for_more_than_the_timeout_damps(robot):
+def test_a_late_command_is_held_for_the_grace_then_damps(robot):
     bench = Bench(robot, ramp_duration_s=0.1)
-    bench.to_active()
+    held = bench.to_active().command
     sent = bench.command.received_s
-    timeout = bench.safety.config.command_timeout_s
-    assert timeout == 0.045  # the default: one write tick and DDS delivery from 50 ms
-    bench.tick(dt=timeout - 0.002 - TICK)
-    assert bench.safety.state is S.ACTIVE
+    timeout, grace = bench.safety.config.command_timeout_s, bench.safety.config.command_grace_s
+    assert (timeout, grace) == (0.045, 0.5)  # the defaults
+    assert bench.tick(dt=timeout - 0.002 - TICK).notices == ()
+    out = bench.tick(dt=0.004)  # late: reported once, the last command held
+    assert bench.safety.state is S.ACTIVE and out.transitions == ()
+    assert out.notices == (CommandLate(pytest.approx(0.047), grace),) and "holding the last one" in str(out.notices[0])
+    np.testing.assert_allclose(out.command.q, held.q)
+    np.testing.assert_array_equal(out.command.kp, held.kp)
+    out = bench.tick(dt=grace - 0.047 - 0.002)
+    assert bench.safety.state is S.ACTIVE and out.notices == ()
     out = bench.tick(dt=0.004)
     t = only_transition(out)
-    assert (t.previous, t.current) == (S.ACTIVE, S.DAMP) and "no valid joint_command for 0.047 s" in t.reason
-    assert t.time_s == bench.t and bench.t - sent > timeout
+    assert (t.previous, t.current) == (S.ACTIVE, S.DAMP) and "no valid joint_command for 0.502 s (grace 0.500 s)" \
+        in t.reason
+    assert t.time_s == bench.t and bench.t - sent > grace
     np.testing.assert_array_equal(out.command.kp, 0.0)
     np.testing.assert_array_equal(out.command.kd, robot.gains("damping")[1])
     np.testing.assert_array_equal(out.command.dq, 0.0)
     np.testing.assert_array_equal(out.command.tau_ff, 0.0)
+
+
+def test_a_command_source_gone_damps_at_the_timeout(robot):
+    bench = Bench(robot, ramp_duration_s=0.1)
+    bench.to_active()
+    timeout = bench.safety.config.command_timeout_s
+    assert bench.tick(dt=timeout - 0.002 - TICK, source_gone=True).transitions == ()  # not late yet
+    t = only_transition(bench.tick(dt=0.004, source_gone=True))
+    assert t.current is S.DAMP and "no publisher left on joint_command" in t.reason
+
+
+def test_commands_arriving_again_within_the_grace_keep_active(robot):
+    bench = Bench(robot, ramp_duration_s=0.1)
+    bench.to_active()
+    for _ in range(3):
+        assert len(bench.tick(dt=0.3).notices) == 1  # late, held
+        bench.send(bench.policy_command(offset=0.02))
+        assert bench.tick().notices == () and bench.safety.state is S.ACTIVE
 
 
 def test_stale_lowstate_damps_and_stops_writing_until_fresh(robot):
@@ -351,6 +377,8 @@ def test_bad_commands_are_rejected_and_do_not_feed_the_watchdog(robot):
     assert out.notices == (CommandRejected("dq has shape (28,) (expected (29,))"),)
     assert np.all(np.isfinite(out.command.q))
     out = bench.tick(dt=0.05)
+    assert out.transitions == () and isinstance(out.notices[0], CommandLate)
+    out = bench.tick(dt=0.5)
     assert only_transition(out).current is S.DAMP
 
 

@@ -43,6 +43,13 @@ class HandCommand:
 
 
 @dataclass(frozen=True)
+class CommandPublishers:
+    """How many publishers joint_command has (sent on each change): 0 after a policy left means it is gone."""
+
+    count: int
+
+
+@dataclass(frozen=True)
 class Stop:
     """Damp, then exit (the bridge shuts down)."""
 

@@ -9,8 +9,10 @@
 - HOLD: the default pose with the hold gains; ACTIVE: the policy's commands, blended in from the hold
   command over ``activate_blend_s`` (targets, feed-forward and gains move linearly from one to the other),
   so that a policy whose first targets are far from the held pose does not jerk the robot.
-- DAMP: kp = 0, kd from the damping gain profile. Entered from any state on an operator e-stop, on no
-  valid joint_command for more than ``command_timeout_s`` while ACTIVE, on a LowState older than
+- DAMP: kp = 0, kd from the damping gain profile. Entered from any state on an operator e-stop; while ACTIVE on
+  no valid joint_command for more than ``command_grace_s`` (a command older than ``command_timeout_s`` is late:
+  the last one is held meanwhile and the lateness reported), or for more than ``command_timeout_s`` once the
+  command's source is known gone (no publisher on joint_command); on a LowState older than
   ``state_timeout_s`` (then nothing is written until a fresh one arrives), on a joint velocity above its
   limit, on a pelvis tilt beyond ``max_tilt_rad`` and on a LowState with non-finite values. It is left only
   by an operator start, which ramps again from the measured pose, and only when no fault remains.
@@ -71,8 +73,18 @@ class BridgeSafetyConfig:
                                       minimum=0.0)
     # 45 ms, so that with one 2 ms write tick and DDS delivery at both ends the first damping LowCmd reaches the
     # robot within 50 ms of the last command.
-    command_timeout_s: float = setting(0.045, "ACTIVE: damp when the last valid joint_command is older (s)",
-                                       positive=True)
+    command_timeout_s: float = setting(0.045, "ACTIVE: a valid joint_command older than this is late: the last one is "
+                                              "held; with no publisher left on joint_command, damp (s)", positive=True)
+    # A late command holds the last one before damping, because damping drops a standing humanoid and a live policy
+    # on a loaded machine was seen starved for up to 367 ms (45 ms without grace: false trips within 0.6-3.2 s).
+    # The anchors: GR00T-WholeBodyControl (decoupled_wbc/control/policy/g1_decoupled_whole_body_policy.py) treats
+    # teleop input older than 1.0 s by injecting a zero-velocity goal, not by damping; unitree_rl_gym's
+    # deploy/deploy_real/deploy_real.py has no command watchdog at all (one damping command on exit). NVIDIA's SONIC
+    # (GEAR-SONIC, gear_sonic_deploy in GR00T-WholeBodyControl) was looked up; its deploy's timeout was not checked.
+    # Here the policy itself is what is late, so nothing balances meanwhile: half of GR00T's 1.0 s, above the
+    # longest starvation seen, is held, then damping; a policy known gone (its publisher left) damps at once.
+    command_grace_s: float = setting(0.5, "ACTIVE: damp when the last valid joint_command is older (s); between "
+                                          "command_timeout_s and this the last one is held", positive=True)
     state_timeout_s: float = setting(0.1, "damp, and write nothing, when the last LowState is older (s)", positive=True)
     max_tilt_rad: float = setting(0.8, "damp when the pelvis z axis is further from the world's vertical: a fall (rad)",
                                   positive=True, maximum=math.pi)
@@ -92,6 +104,9 @@ class BridgeSafetyConfig:
                 if isinstance(field.default, float) and (isinstance(value, bool) or not isinstance(value, int | float)):
                     raise ValueError(f"{field.name} must be a number, got {value!r}")
             check_settings(self)
+            if self.command_grace_s < self.command_timeout_s:
+                raise ValueError(f"command_grace_s ({self.command_grace_s}) must be >= command_timeout_s "
+                                 f"({self.command_timeout_s})")
         except ValueError as exc:
             raise ValueError(f"bridge safety: {exc}") from None
 
@@ -165,7 +180,19 @@ class WritingResumed:
         return "LowCmd writing resumed: LowState fresh again"
 
 
-Notice = CommandRejected | ActionRefused | WritingStopped | WritingResumed
+@dataclass(frozen=True)
+class CommandLate:
+    """ACTIVE: the last valid joint_command became late (older than command_timeout_s); it is held."""
+
+    age_s: float
+    grace_s: float
+
+    def __str__(self) -> str:
+        return (f"joint_command late ({self.age_s * 1e3:.0f} ms): holding the last one, damping if none arrives "
+                f"within {self.grace_s:.3f} s of it")
+
+
+Notice = CommandRejected | ActionRefused | WritingStopped | WritingResumed | CommandLate
 
 
 @dataclass(frozen=True)
@@ -197,7 +224,9 @@ class BridgeSafety:
         self._active_start_s = 0.0
         self._ramp_from_q = robot.default_q
         self._last_tick_s: float | None = None
+        self._source_gone = False
         self._writing = False  # the last tick returned a command
+        self._late_reported_s: float | None = None  # received_s of the command last reported late
         self._ever_written = False
 
     @property
@@ -210,9 +239,11 @@ class BridgeSafety:
         state: StateSample | None,
         command: CommandSample | None,
         events: Iterable[OperatorEvent] = (),
+        command_source_gone: bool = False,
     ) -> SafetyOutput:
-        """One write tick at ``now_s``: the latest LowState and joint_command (None before the first) and
-        the operator events since the last tick."""
+        """One write tick at ``now_s``: the latest LowState and joint_command (None before the first), the
+        operator events since the last tick, and whether joint_command is known to have no publisher left."""
+        self._source_gone = command_source_gone
         transitions: list[Transition] = []
         notices: list[Notice] = []
 
@@ -245,6 +276,11 @@ class BridgeSafety:
         fault = self._fault(now_s, state, fresh)
         if fault:
             go(SafetyState.DAMP, fault)
+        elif self._state is SafetyState.ACTIVE and self._command is not None:
+            age = now_s - self._command.received_s
+            if age > self.config.command_timeout_s and self._late_reported_s != self._command.received_s:
+                self._late_reported_s = self._command.received_s
+                notices.append(CommandLate(age, self.config.command_grace_s))
         if self._state is SafetyState.WAIT_FOR_STATE and fresh:
             go(SafetyState.ZERO_TORQUE, "LowState received")
         for event in requests:
@@ -308,9 +344,12 @@ class BridgeSafety:
             return f"pelvis tilt {tilt:.2f} rad beyond {cfg.max_tilt_rad:.2f} rad (fall)"
         if self._state is SafetyState.ACTIVE:
             age = None if self._command is None else now_s - self._command.received_s
-            if age is None or age > cfg.command_timeout_s:
+            if age is None or age > cfg.command_grace_s:
                 shown = "ever" if age is None else f"{age:.3f} s"
-                return f"no valid joint_command for {shown} (limit {cfg.command_timeout_s:.3f} s)"
+                return f"no valid joint_command for {shown} (grace {cfg.command_grace_s:.3f} s)"
+            if self._source_gone and age > cfg.command_timeout_s:
+                return (f"no valid joint_command for {age:.3f} s (limit {cfg.command_timeout_s:.3f} s) and no "
+                        "publisher left on joint_command")
         return None
 
     def _operator(self, event: OperatorEvent, now_s: float, fresh: bool, fault: str | None, estopped: bool,

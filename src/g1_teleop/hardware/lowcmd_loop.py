@@ -91,6 +91,7 @@ class LowCmdLoop:
         self._state: StateSample | None = None
         self._mode_machine = 0
         self._command: CommandSample | None = None
+        self._command_publishers: int | None = None  # joint_command's, as the ROS side last counted them
         self._requests: collections.deque[msg.Request] = collections.deque()
         self._previous_remote: WirelessRemote | None = None
         self._state_due = Decimator(cfg.state_publish_rate_hz)
@@ -196,6 +197,8 @@ class LowCmdLoop:
             elif isinstance(message, msg.Request):
                 self.counts["operator_events"] += 1
                 self._requests.append(message)
+            elif isinstance(message, msg.CommandPublishers):
+                self._command_publishers = message.count
             elif isinstance(message, msg.HandCommand) and self.hands is not None:
                 self.hands.targets[message.side] = message.target
             elif isinstance(message, msg.Stop):
@@ -241,7 +244,8 @@ class LowCmdLoop:
         requests = []
         while self._requests:
             requests.append(self._requests.popleft())
-        output = self.safety.step(now, self._state, self._command, [r.event for r in requests])
+        output = self.safety.step(now, self._state, self._command, [r.event for r in requests],
+                                  command_source_gone=self._command_publishers == 0)
         if output.command is not None:
             self.write(output.command)
         if self.hands is not None:

@@ -17,6 +17,10 @@ Operator actions: services hw_bridge/start|activate|estop (std_srvs/Trigger: wha
 wireless remote's combinations (acting even when this process stands still), a Joy device's ``joy_*_button``.
 With ``dex3``, the hands' topics: :mod:`g1_teleop.ros.dex3_topics`.
 
+Command loss (:mod:`g1_teleop.hardware.bridge_safety`): a joint_command late by ``command_timeout_s`` holds the last
+one (warned once, counted in commands_late) and damps after ``command_grace_s``; joint_command's publishers are
+counted every 20 ms and none left (a policy that exited) damps at ``command_timeout_s``.
+
 Threads: the executor, and the link's reader (states → publishers; the rest → the executor). On shutdown the
 LowCmd process damps for 50 ms and exits, as it does when this process dies; if it exits, this node fails.
 """
@@ -44,6 +48,7 @@ from g1_teleop.hardware import bridge_link as msg
 from g1_teleop.hardware.bridge_config import HwBridgeConfig, load_bridge_robot, load_setup
 from g1_teleop.hardware.bridge_safety import (
     BridgeSafetyConfig,
+    CommandLate,
     CommandRejected,
     CommandSample,
     OperatorAction,
@@ -65,6 +70,7 @@ from g1_teleop.ros.qos import QOS_COMMAND, QOS_LATCHED, QOS_SENSOR, QOS_STATE
 REMOTE_FRAME = "wireless_remote"  # frame_id of the joy messages this node publishes
 SERVICE_TIMEOUT_S = 0.5  # a service's wait for the LowCmd loop's answer
 EXIT_TIMEOUT_S = 1.0  # on shutdown, the wait for the LowCmd process to damp and exit
+PUBLISHERS_PERIOD_S = 0.02  # joint_command's publishers counted this often (a graph query: ~20 µs)
 
 
 class HwBridge(Node):
@@ -83,7 +89,8 @@ class HwBridge(Node):
         self.joy_buttons = JoyButtons(cfg.joy_buttons())
         self.warn = WarnOnce(self)
         self.state = SafetyState.WAIT_FOR_STATE
-        self.counts = {"commands_received": 0, "commands_rejected": 0}
+        self.counts = {"commands_received": 0, "commands_rejected": 0, "commands_late": 0}
+        self._command_publishers = -1  # joint_command's publishers, last counted
         self._command_received_s: float | None = None
         self._command_gap_max_s = 0.0  # longest wait between valid joint_commands, per diagnostics window
         self._inbox: list[object] = []  # from the link's reader to the executor (list.append is atomic)
@@ -104,6 +111,7 @@ class HwBridge(Node):
         # Before joint_command's: rclpy serves ready subscriptions in creation order (a tick's gains, then its command).
         self.create_subscription(JointState, "teleop/gains", self.on_gains, QOS_LATCHED)
         self.create_subscription(JointState, "joint_command", self.on_command, QOS_COMMAND)
+        self.create_timer(PUBLISHERS_PERIOD_S, self.count_command_publishers)
         if self.joy_buttons.buttons:  # (it also hears this node's own joy: a cost worth paying only when used)
             self.create_subscription(Joy, "joy", self.on_joy, QOS_SENSOR)
         for action in OperatorAction:
@@ -167,6 +175,9 @@ class HwBridge(Node):
             for notice in message.notices:
                 if isinstance(notice, CommandRejected):
                     self.warn("bridge_rejected", str(notice))
+                elif isinstance(notice, CommandLate):
+                    self.counts["commands_late"] += 1
+                    self.warn("command_late", f"{notice} (counted in commands_late; logged once)")
                 elif isinstance(notice, WritingStopped):
                     logger.error(str(notice))
                     self.report(message.state, str(notice), DiagnosticStatus.ERROR)
@@ -204,6 +215,14 @@ class HwBridge(Node):
         response.success, response.message = (answer.success, answer.message) if answer else \
             (False, f"the LowCmd loop did not answer within {SERVICE_TIMEOUT_S:g} s")
         return response
+
+    def count_command_publishers(self) -> None:
+        """Tell the LowCmd loop when joint_command's publisher count changes: none left (a policy that exited or whose
+        process the graph stopped) damps once a command is late, without waiting for the grace."""
+        count = self.count_publishers("joint_command")
+        if count != self._command_publishers:
+            self._command_publishers = count
+            self.lowcmd.send(msg.CommandPublishers(count))
 
     def on_joy(self, joy: Joy) -> None:
         if joy.header.frame_id != REMOTE_FRAME:  # (not this node's own)
