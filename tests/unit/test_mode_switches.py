@@ -118,7 +118,8 @@ def test_locomotion_is_refused_with_the_reason():
                                                    "0.05 rad (now 0.72 m, 0.00 rad)")
     assert controller.request(Mode.STAND_HOLD) == "STAND_HOLD is not a mode of this controller (SQUAT, LOCOMOTION)"
     alone = SquatLocomotionController(StandInSquat())
-    assert alone.request(Mode.LOCOMOTION).startswith("no locomotion policy configured: LOCOMOTION needs loco_config")
+    assert alone.request(Mode.LOCOMOTION).startswith(
+        "no locomotion policy configured: the built-in controller stands and squats only; LOCOMOTION needs loco_config")
     assert alone.request(Mode.SQUAT) is None and not alone.walking
     np.testing.assert_array_equal(alone.max_velocity, 0.0)
     alone.command_velocity(0.3, 0.0, 0.0)  # nothing to walk with: ignored

@@ -123,8 +123,9 @@ class SquatLocomotionController:
         lim = self.limits
         if mode is Mode.LOCOMOTION:
             if self.walk is None:
-                return ("no locomotion policy configured: LOCOMOTION needs loco_config (a preset of `g1-teleop "
-                        "policies list`, e.g. loco_config:=unitree_rl_gym_g1, or a YAML path)")
+                return ("no locomotion policy configured: the built-in controller stands and squats only; LOCOMOTION "
+                        "needs loco_config (a preset of `g1-teleop policies list`, e.g. "
+                        "loco_config:=unitree_rl_gym_g1, or a YAML path)")
             h, p = self.squat.squat_command
             if not (h > lim.locoable_height_m and p < lim.locoable_pitch_rad):
                 return (f"stand up first: LOCOMOTION needs height > {lim.locoable_height_m} m and pitch < "
