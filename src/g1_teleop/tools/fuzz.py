@@ -17,7 +17,8 @@ with the graph's own traffic. Phases:
 
 Observed meanwhile (in this process): every joint_command the policy publishes, checked against the robot's
 limits (29 joints in order, finite, q within the joint limits, |dq| ≤ velocity limit, |τ| ≤ effort limit); the
-rate of joint_command, teleop/arm_target and the simulator's joint_states per wall second; mode switches; the
+rate of joint_command, teleop/arm_target and the simulator's joint_states per wall second; the graph's messages
+(xr/*, teleop/arm_target, joint_command) stamped more than 1 s off the simulation's time; mode switches; the
 pelvis height (odom); each node's log lines per wall second; nodes that died. Messages this process sends carry
 frame_id ``fuzz`` where they have a header, so that the observers tell them apart.
 """
@@ -231,6 +232,7 @@ class Observations:
     states: list[float] = field(default_factory=list)  # the simulator's joint_states
     state_problems: list[str] = field(default_factory=list)
     modes: list[tuple[float, str]] = field(default_factory=list)
+    off_stamps: Counter = field(default_factory=Counter)  # topic → the graph's messages stamped > 1 s off sim time
     pelvis_z: list[tuple[float, float]] = field(default_factory=list)
     sim_ns: int = 0
     diagnostics: dict[str, dict[str, str]] = field(default_factory=dict)  # node → its latest status values
@@ -259,6 +261,7 @@ def command_violations(msg: Any, robot: Any) -> list[str]:
 def _observer(context: Any, robot: Any, seen: Observations, lock: threading.Lock) -> Any:
     import rclpy
     from diagnostic_msgs.msg import DiagnosticArray
+    from geometry_msgs.msg import PoseStamped
     from nav_msgs.msg import Odometry
     from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
     from sensor_msgs.msg import JointState
@@ -273,14 +276,21 @@ def _observer(context: Any, robot: Any, seen: Observations, lock: threading.Lock
     def on_command(msg: JointState) -> None:
         if msg.header.frame_id == FUZZ_FRAME:
             return
+        check_stamp("joint_command", msg.header.stamp)
         problems = command_violations(msg, robot)
         with lock:
             seen.commands.append(time.monotonic())
             seen.violations += problems
 
+    def check_stamp(topic: str, stamp: Any) -> None:
+        ns = stamp.sec * 10**9 + stamp.nanosec
+        if seen.sim_ns and abs(ns - seen.sim_ns) > 10**9:
+            seen.off_stamps[topic] += 1
+
     def on_arm_target(msg: JointState) -> None:
         if msg.header.frame_id == FUZZ_FRAME:
             return
+        check_stamp("teleop/arm_target", msg.header.stamp)
         q = np.asarray(msg.position, dtype=float)
         problems = []
         if len(q) != len(arm_index) or not np.all(np.isfinite(q)):
@@ -313,6 +323,13 @@ def _observer(context: Any, robot: Any, seen: Observations, lock: threading.Lock
                 seen.diagnostics[status.name.lstrip("/")] = {kv.key: kv.value for kv in status.values}
 
     node.create_subscription(DiagnosticArray, "diagnostics", on_diagnostics, 10)
+    def on_pose(topic: str, msg: PoseStamped) -> None:
+        if msg.header.frame_id != FUZZ_FRAME:
+            with lock:
+                check_stamp(topic, msg.header.stamp)
+
+    for topic in ("xr/head", "xr/left_wrist", "xr/right_wrist"):
+        node.create_subscription(PoseStamped, topic, lambda m, t=topic: on_pose(t, m), QOS_SENSOR)
     node.create_subscription(JointState, "joint_command", on_command, deep)
     node.create_subscription(JointState, "teleop/arm_target", on_arm_target, deep)
     node.create_subscription(JointState, "joint_states", on_state, deep)
@@ -444,6 +461,7 @@ def _fuzz_phase(phase: str, drawn: dict[str, list[Any]], publishers: dict[str, A
         n_commands, n_violations = len(seen.commands), len(seen.violations)
         n_arm, n_state = len(seen.arm_targets), len(seen.state_problems)
         modes_before = len(seen.modes)
+        seen.off_stamps.clear()
     before = _rate_figures("arm_target", seen.arm_targets, time.monotonic() - 2.0, time.monotonic())
     start = time.monotonic()
     if "/clock" in topics:
@@ -477,6 +495,8 @@ def _fuzz_phase(phase: str, drawn: dict[str, list[Any]], publishers: dict[str, A
         modes = [m for _, m in seen.modes[modes_before:]]
         pelvis = [z for t, z in seen.pelvis_z if start <= t <= end + 1.0]
         policy_status = dict(seen.diagnostics.get("policy", {}))
+        off_stamps = dict(seen.off_stamps)
+        seen.off_stamps.clear()
     logs = _log_figures(lines, start, end + 1.0)
     out: dict[str, Any] = {f"sent_{topic}": n for topic, n in sent.items()}
     out.update({"commands_checked": len(commands), "violations": len(violations),
@@ -486,7 +506,8 @@ def _fuzz_phase(phase: str, drawn: dict[str, list[Any]], publishers: dict[str, A
                 **_rate_figures("arm_target", seen.arm_targets, start, end),
                 **_rate_figures("sim_joint_states", seen.states, start, end),
                 "arm_target_problems": dict(arm_problems), "sim_state_problems": state_problems,
-                "mode_switches": len(modes), "pelvis_min_z_m": round(min(pelvis), 3) if pelvis else None,
+                "mode_switches": len(modes), "stamps_off_sim_time": off_stamps,
+                "pelvis_min_z_m": round(min(pelvis), 3) if pelvis else None,
                 "fell": bool(pelvis) and min(pelvis) < 0.3, **logs,
                 "log_lines_per_s_max": max(logs.values(), default=0),
                 "nodes_dead": sorted(alive_before - set(graph.alive())),
