@@ -37,9 +37,10 @@ from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
 from g1_teleop.core.paths import scenario_path
-from g1_teleop.core.settings import check_settings, setting
+from g1_teleop.core.settings import setting
 from g1_teleop.operator.input_sources import WRIST_REFERENCES, OperatorRecording, ScenarioPlayer
 from g1_teleop.operator.scenario import Scenario
+from g1_teleop.operator.webxr_events import HAND_JOINTS
 from g1_teleop.operator.webxr_samples import XrSample
 from g1_teleop.operator.webxr_server import WebXrConfig, WebXrServer, WebXrServerError
 from g1_teleop.operator.webxr_source import SOURCES, NewestOnce, publication
@@ -71,8 +72,7 @@ class XrInputConfig(WebXrConfig):
         "arms", choices=WRIST_REFERENCES)
 
     def __post_init__(self) -> None:
-        check_settings(self)
-        super().__post_init__()
+        super().__post_init__()  # every setting's check (check_settings), then the gestures' thresholds
         if self.source == "bag" and not self.bag:
             raise ValueError("source bag needs the bag parameter: the folder of a recorded bag")
 
@@ -93,9 +93,9 @@ def pose_msg(pose: np.ndarray, stamp: Time, frame_id: str) -> PoseStamped:
     return msg
 
 
-def landmarks_msg(points: np.ndarray, stamp: Time, frame_id: str) -> PoseArray:
-    """(25, 3) hand landmarks (m) → PoseArray, one pose per landmark, orientation identity."""
-    msg = PoseArray(poses=[Pose() for _ in points])
+def landmarks_msg(points: np.ndarray, stamp: Time, frame_id: str, msg: PoseArray | None = None) -> PoseArray:
+    """(25, 3) hand landmarks (m) → PoseArray (orientations identity); into ``msg``'s poses when it has 25 (faster)."""
+    msg = msg if msg is not None and len(msg.poses) == len(points) else PoseArray(poses=[Pose() for _ in points])
     msg.header.stamp, msg.header.frame_id = stamp, frame_id
     for pose, (x, y, z) in zip(msg.poses, points.tolist(), strict=True):
         pose.position.x, pose.position.y, pose.position.z = x, y, z
@@ -112,9 +112,8 @@ class XrInput(Node):
         self.pub_left = self.create_publisher(PoseStamped, "xr/left_wrist", QOS_SENSOR)
         self.pub_right = self.create_publisher(PoseStamped, "xr/right_wrist", QOS_SENSOR)
         self.pub_joy = self.create_publisher(Joy, "joy", QOS_SENSOR)
-        self.samples = 0
+        self.samples, self.last_stamp_ns = 0, -1
         self.start_ns: int | None = None
-        self.last_stamp_ns = -1
         self.playing = cfg.autoplay
         self.server: WebXrServer | None = None
         if cfg.source == "webxr":
@@ -136,8 +135,8 @@ class XrInput(Node):
     def start_webxr(self) -> None:
         """The WebXR server: samples published per /clock tick (lockstep) or from the server's thread as they come."""
         cfg = self.cfg
-        self.pub_hands = {side: self.create_publisher(PoseArray, f"xr/{side}_hand", QOS_SENSOR)
-                          for side in ("left", "right")}
+        self.pub_hands = {side: (self.create_publisher(PoseArray, f"xr/{side}_hand", QOS_SENSOR),
+                                 PoseArray(poses=[Pose() for _ in HAND_JOINTS])) for side in ("left", "right")}
         self.pub_status = self.create_publisher(String, "xr/status", QOS_LATCHED)
         self.newest, self.status_log = NewestOnce(), StatusLog()
         self.server = WebXrServer(cfg.webxr_config(), cfg.wrist_reference,
@@ -210,8 +209,9 @@ class XrInput(Node):
         joy.header.stamp, joy.header.frame_id = stamp, out.joy_frame
         self.pub_joy.publish(joy)
         for side, points in (("left", out.left_hand), ("right", out.right_hand)):
-            if points is not None:
-                self.pub_hands[side].publish(landmarks_msg(points, stamp, f"xr_{side}_hand"))
+            publisher, msg = self.pub_hands[side]
+            if points is not None and publisher.get_subscription_count():  # 25 poses: made only for a listener
+                publisher.publish(landmarks_msg(points, stamp, f"xr_{side}_hand", msg))
         if out.head:
             self.pub_head.publish(pose_msg(frame.head, stamp, "xr_world"))
         if out.wrists:
