@@ -16,6 +16,7 @@ frames ``{left,right}_eye_optical`` that it adds to /tf_static; only the forms s
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from dataclasses import dataclass
@@ -72,6 +73,8 @@ class EyesConfig:
     head_port: int = setting(0, "teleimager: TCP port of the head camera's JPEG stream; 0: the one the service's "
                              "configuration names (a server without that service: give it; frames wider than twice "
                              "their height count as left | right)", minimum=0, maximum=65535)
+    nice: int = setting(10, "raise this process's niceness by this much at start, so that the renderer yields the "
+                        "CPU to the simulator and the controllers (0: the same priority)", minimum=0, maximum=19)
     fovy_deg: float = setting(60.0, "teleimager: one eye's vertical field of view for camera_info (deg; the service "
                               "sends no intrinsics)", minimum=1.0, maximum=179.0)
 
@@ -85,6 +88,7 @@ class Eyes(Node):
     def __init__(self) -> None:
         super().__init__("eyes")
         cfg = self.cfg = declare_config(self, EyesConfig)
+        os.nice(cfg.nice)  # this thread, and the threads and processes it starts: the renderer, its GL probe
         self.robot = load_robot(Path(cfg.robot_config) if cfg.robot_config else None,
                                 Path(cfg.model) if cfg.model else None)
         eyes = {side: self.robot.frames[f"{side}_eye"] for side in SIDES}
@@ -191,7 +195,8 @@ class Eyes(Node):
                 start = time.perf_counter()
                 renderer.set_pose(q, p, quat)
                 left, right = renderer.render_both()
-                self.publish(StereoFrame(left=left, right=right, quality=self.cfg.jpeg_quality), stamp, K, start)
+                self.out.publish(StereoFrame(left=left, right=right, quality=self.cfg.jpeg_quality), stamp, K)
+                self.work_s = time.perf_counter() - start
         finally:
             renderer.close()
 
@@ -220,15 +225,9 @@ class Eyes(Node):
                     continue
                 height, width = frame.shape
                 K = intrinsics(cfg.fovy_deg, width, height)
-                self.publish(frame, self.get_clock().now().nanoseconds, {side: K for side in SIDES},
-                             time.perf_counter())
+                self.out.publish(frame, self.get_clock().now().nanoseconds, {side: K for side in SIDES})
         finally:
             source.close()
-
-    def publish(self, frame: StereoFrame, stamp: int, K: dict[str, np.ndarray], start: float) -> None:
-        """The frame (stamp: ns) on the subscribed topics; ``start``: when its work began (perf_counter s)."""
-        self.out.publish(frame, stamp, K)
-        self.work_s = time.perf_counter() - start
 
     def stop_worker(self) -> None:
         with self.wake:

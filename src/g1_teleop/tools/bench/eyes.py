@@ -15,9 +15,17 @@ from g1_teleop.tools.bench.figures import BenchError, percentiles
 EYES_BENCH_DOMAIN_ID = 227  # the bench's own ROS domain: never a robot's (0), the tests' (1–200) nor the other benches'
 WARM_UP_S = 3.0
 # What a headset's server subscribes to (the eyes make only the subscribed forms), and what RViz would.
-HEADSET = ("camera/left/image_raw/compressed", "camera/right/image_raw/compressed",
-           "camera/stereo/image_raw/compressed")
+HEADSET = ("camera/left/image_raw/compressed", "camera/right/image_raw/compressed")  # vuer: one layer per eye
+STEREO = ("camera/stereo/image_raw/compressed",)  # one side-by-side JPEG (OpenWBT's stream)
 RAW = ("camera/left/image_raw", "camera/right/image_raw")
+
+
+def _cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) a process has used, its threads included."""
+    import psutil
+
+    times = psutil.Process(pid).cpu_times()
+    return float(times.user + times.system)
 
 
 def _renderer_figures(frames: int) -> dict[str, float]:
@@ -108,15 +116,20 @@ def graph_run(eyes: bool, lockstep: bool, images: tuple[str, ...], seconds: floa
     executor = SingleThreadedExecutor(context=context)
     executor.add_node(node)
     first = images[0] if eyes else "/clock"
+    cpu: list[float] = []  # the eyes' CPU seconds (user + system) at the window's start and end
     try:
         graph.start()
         deadline = time.monotonic() + 90.0
         while not heard[first] or time.monotonic() - heard[first][0][0] < WARM_UP_S + seconds:
+            if eyes and heard[first] and len(cpu) == 0 and time.monotonic() - heard[first][0][0] >= WARM_UP_S:
+                cpu.append(_cpu_s(graph.pid("eyes")))
             if (failure := graph.check()) is not None:
                 raise BenchError(f"{failure}: " + "\n".join(log[-10:]))
             if not heard[first] and time.monotonic() > deadline:
                 raise BenchError(f"nothing on {first} within 90 s (eyes {eyes}): " + "\n".join(log[-10:]))
             executor.spin_once(timeout_sec=0.005)
+        if eyes:
+            cpu.append(_cpu_s(graph.pid("eyes")))
     finally:
         graph.stop()
         executor.shutdown()
@@ -135,6 +148,10 @@ def graph_run(eyes: bool, lockstep: bool, images: tuple[str, ...], seconds: floa
         counts = np.array([p for p in published if start <= p[0] < start + seconds])
         (t0, n0), (t1, n1) = counts[0], counts[-1]
         figures[f"{name}_published_fps"] = round(float((n1 - n0) / (t1 - t0)), 2)
+        # CPU time is what a frame costs whatever else runs: the wall-clock rates above depend on the load
+        figures[f"{name}_eyes_cpu_cores"] = round((cpu[1] - cpu[0]) / seconds, 2)
+        frames = figures[f"{name}_published_fps"] * seconds
+        figures[f"{name}_eyes_cpu_per_frame_ms"] = round((cpu[1] - cpu[0]) / frames * 1e3, 1) if frames else 0.0
         images_seen = window[images[0]]
         figures.update(percentiles(f"{name}_state_to_image", [t - states[s] for t, s, _ in images_seen if s in states]))
         figures.update(percentiles(f"{name}_publish_to_receive", [lat * 1e-9 for _, _, lat in images_seen]))
@@ -144,13 +161,14 @@ def graph_run(eyes: bool, lockstep: bool, images: tuple[str, ...], seconds: floa
 
 
 def bench_eyes(frames: int = 60, seconds: float = 15.0) -> dict[str, float]:
-    """The renderer alone, then the graph: lockstep and real time, without and with the eyes (the headset's
-    compressed topics subscribed), and lockstep with both raw images subscribed."""
+    """The renderer alone, then the graph: lockstep and real time, without and with the eyes (each eye's JPEG
+    subscribed, as a headset's server would), and lockstep with the stereo JPEG alone and with both raw images."""
     figures: dict[str, float] = {"frames": frames, **_renderer_figures(frames)}
     for lockstep in (True, False):
         for eyes in (False, True):
             figures.update(graph_run(eyes, lockstep, HEADSET, seconds))
-    raw = graph_run(True, True, RAW, seconds)
-    figures.update({key.replace("lockstep_eyes", "lockstep_raw_eyes"): value for key, value in raw.items()})
+    for label, images in (("stereo", STEREO), ("raw", RAW)):
+        run = graph_run(True, True, images, seconds)
+        figures.update({key.replace("lockstep_eyes", f"lockstep_{label}_eyes"): value for key, value in run.items()})
     figures["seconds"] = seconds
     return figures
