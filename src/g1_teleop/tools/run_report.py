@@ -116,7 +116,9 @@ def load(source: str | Path, model: str = "") -> ReportData:
     elif (source / "recording.npz").is_file():
         recording = Recording.load(source / "recording.npz")
     else:
-        raise BagError(f"{source}: no joint_states in {bag_path} and no recording.npz: nothing to report")
+        where = f"no joint_states in {bag_path}" if bag_path is not None else "no bag/"
+        raise BagError(f"{source}: {where} and no recording.npz: nothing to report (did the run start? "
+                       f"{'summary.json says: ' + str(summary.get('failure')) if summary.get('failure') else ''})")
     return ReportData(source, recording, robot.joint_names, fk, summary, bag, origin, problems)
 
 
@@ -172,8 +174,12 @@ def write_run_report(run_dir: str | Path, log=print) -> Path | None:
     line and the run goes on (None)."""
     try:
         path = write_report(run_dir)
+    except (BagError, OSError, ValueError) as exc:
+        log(f"no report: {exc}")
+        return None
     except Exception as exc:  # a report never fails a run
-        log(f"no report for {run_dir}: {type(exc).__name__}: {exc} (try `g1-teleop report {run_dir}`)")
+        log(f"no report for {run_dir}: {type(exc).__name__}: {exc} (a bug: `g1-teleop report {run_dir}` shows "
+            "where)")
         return None
     log(f"report: {path}")
     return path
