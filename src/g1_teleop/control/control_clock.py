@@ -42,7 +42,7 @@ class ControlClockConfig:
     period_s: float = 0.02
     offset_window_s: float = 0.25
     rate_window_s: float = 1.0
-    max_ahead_s: float = 0.05
+    max_ahead_s: float = 0.1  # delivery gaps under load; a paused simulation: the stale-state rule stops commands
     ahead_tolerance_s: float = 0.1
     behind_tolerance_s: float = 0.5
     relock_after_s: float = 0.5

@@ -234,6 +234,7 @@ class Observations:
     modes: list[tuple[float, str]] = field(default_factory=list)
     off_stamps: Counter = field(default_factory=Counter)  # topic → the graph's messages stamped > 1 s off sim time
     pelvis_z: list[tuple[float, float]] = field(default_factory=list)
+    sim_times: list[tuple[float, int]] = field(default_factory=list)  # (arrival, odom stamp ns)
     sim_ns: int = 0
     diagnostics: dict[str, dict[str, str]] = field(default_factory=dict)  # node → its latest status values
 
@@ -315,6 +316,7 @@ def _observer(context: Any, robot: Any, seen: Observations, lock: threading.Lock
     def on_odom(msg: Odometry) -> None:
         with lock:
             seen.sim_ns = msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec
+            seen.sim_times.append((time.monotonic(), seen.sim_ns))
             seen.pelvis_z.append((time.monotonic(), msg.pose.pose.position.z))
 
     def on_diagnostics(msg: DiagnosticArray) -> None:
@@ -354,6 +356,16 @@ def _rate_figures(prefix: str, times: list[float], start: float, end: float) -> 
     seconds = max(int(end - start), 1)
     bins = np.histogram(t, bins=seconds, range=(start, start + seconds))[0] if len(t) else np.zeros(seconds)
     return {f"{prefix}_rate_hz": round(len(t) / max(end - start, 1e-9), 2), f"{prefix}_rate_min_hz": float(bins.min())}
+
+
+def _sim_figures(sim: list[tuple[float, int]], commands: int) -> dict[str, float]:
+    """The simulation's real-time factor over a phase (simulated s per wall s, from odom) and the policy's
+    commands per simulated second (50 when it keeps up with its clock, however fast the simulation runs)."""
+    if len(sim) < 2 or sim[-1][1] <= sim[0][1]:
+        return {"sim_realtime_factor": 0.0, "joint_command_per_sim_s": 0.0}
+    sim_s = (sim[-1][1] - sim[0][1]) * 1e-9
+    return {"sim_realtime_factor": round(sim_s / (sim[-1][0] - sim[0][0]), 3),
+            "joint_command_per_sim_s": round(commands / sim_s, 2)}
 
 
 def _log_figures(lines: list[tuple[float, str]], start: float, end: float) -> dict[str, float]:
@@ -494,6 +506,8 @@ def _fuzz_phase(phase: str, drawn: dict[str, list[Any]], publishers: dict[str, A
         state_problems = len(seen.state_problems) - n_state
         modes = [m for _, m in seen.modes[modes_before:]]
         pelvis = [z for t, z in seen.pelvis_z if start <= t <= end + 1.0]
+        sim = [(t, ns) for t, ns in seen.sim_times if start <= t < end]
+        n_phase_commands = sum(start <= t < end for t in seen.commands)
         policy_status = dict(seen.diagnostics.get("policy", {}))
         off_stamps = dict(seen.off_stamps)
         seen.off_stamps.clear()
@@ -502,6 +516,7 @@ def _fuzz_phase(phase: str, drawn: dict[str, list[Any]], publishers: dict[str, A
     out.update({"commands_checked": len(commands), "violations": len(violations),
                 "violation_examples": violations[:5], "duration_s": round(end - start, 1),
                 **_rate_figures("joint_command", seen.commands, start, end),
+                **_sim_figures(sim, n_phase_commands),
                 "arm_target_rate_before_hz": before["arm_target_rate_hz"],
                 **_rate_figures("arm_target", seen.arm_targets, start, end),
                 **_rate_figures("sim_joint_states", seen.states, start, end),
