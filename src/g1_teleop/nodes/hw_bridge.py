@@ -1,28 +1,12 @@
 """hw_bridge: a G1 (or the virtual robot) over Unitree's own DDS interface, behind the ROS topic contract.
 
-Two processes: this one is the ROS side; :mod:`g1_teleop.hardware.lowcmd_process` owns the robot's DDS (domain
-``robot_domain_id`` on ``network_interface``), runs the safety state machine and writes rt/lowcmd at
-``lowcmd_rate_hz``, so that nothing rclpy does (a publish can block with the GIL held) can stop the LowCmd loop.
-
-joint_command (29 named joints; a malformed one is rejected, one warning per kind) → the LowCmd process with
-the gains in force (:mod:`g1_teleop.core.gains_in_force`): the ``gain_profile`` until the first valid teleop/gains
-message (the controller's gains: position = kp, velocity = kd), then the latest valid one; a refused one changes
-nothing (warned once per kind, counted). The LowCmd loop applies them in ACTIVE only (blended in from the hold gains
-over ``activate_blend_s``); RAMP and HOLD keep the hold profile, DAMP the damping profile; diagnostics say where
-the gains come from and how many were refused. From rt/lowstate (500 Hz), decimated there: joint_states (q, dq,
-tau_est) and imu at ``state_publish_rate_hz``, joy at ``joy_publish_rate_hz`` (the wireless remote: axes lx, ly,
-rx, ry, L2, buttons in ``wireless_remote.BUTTONS`` order, frame_id "wireless_remote"); diagnostics at 1 Hz and on
-every transition.
-Operator actions: services hw_bridge/start|activate|estop (std_srvs/Trigger: what happened or why not), the
-wireless remote's combinations (acting even when this process stands still), a Joy device's ``joy_*_button``.
-With ``dex3``, the hands' topics: :mod:`g1_teleop.ros.dex3_topics`.
-
-Command loss (:mod:`g1_teleop.hardware.bridge_safety`): a joint_command late by ``command_timeout_s`` holds the last
-one (warned once, counted in commands_late) and damps after ``command_grace_s``; joint_command's publishers are
-counted every 20 ms and none left (a policy that exited) damps at ``command_timeout_s``.
-
-Threads: the executor, and the link's reader (states → publishers; the rest → the executor). On shutdown the
-LowCmd process damps for 50 ms and exits, as it does when this process dies; if it exits, this node fails.
+Two processes: this one is the ROS side; :mod:`g1_teleop.hardware.lowcmd_process` owns the robot's DDS, runs the
+safety state machine (:mod:`~g1_teleop.hardware.bridge_safety`: gains, command loss, faults) and writes rt/lowcmd,
+so that nothing rclpy does (a publish can block with the GIL held) can stop the LowCmd loop. This side turns
+joint_command (with the gains in force from teleop/gains) into commands for that process, publishes what it
+reports (joint_states, imu, the wireless remote's joy, diagnostics), serves hw_bridge/start|activate|estop, takes a
+Joy device's ``joy_*_button`` presses and counts joint_command's publishers every 20 ms (none left: a policy that
+exited damps without waiting for the grace). With ``dex3``, the hands' topics (:mod:`g1_teleop.ros.dex3_topics`).
 """
 
 from __future__ import annotations
@@ -35,7 +19,6 @@ import time
 from collections.abc import Callable
 
 import rclpy.logging
-from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticStatus
 from rclpy.impl.rcutils_logger import RcutilsLogger
 from rclpy.node import Node
@@ -59,15 +42,14 @@ from g1_teleop.hardware.bridge_safety import (
 )
 from g1_teleop.hardware.joy_buttons import JoyButtons
 from g1_teleop.hardware.lowcmd_process import GIL_SWITCH_INTERVAL_S, LowCmdProcess, StartError
-from g1_teleop.hardware.wireless_remote import WirelessRemote
 from g1_teleop.ros.dex3_topics import HandTopics
-from g1_teleop.ros.diagnostics import Diagnostics, WarnOnce
-from g1_teleop.ros.messages import command_from_joint_state, gains_from_msg, imu_msg, joint_state_msg
+from g1_teleop.ros.diagnostics import Diagnostics, ProcessFigures, WarnOnce
+from g1_teleop.ros.gains_topic import take_gains
+from g1_teleop.ros.messages import REMOTE_FRAME, command_from_joint_state, imu_msg, joint_state_msg, remote_joy_msg
 from g1_teleop.ros.node_main import run
 from g1_teleop.ros.parameters import ConfigError, declare_config
 from g1_teleop.ros.qos import QOS_COMMAND, QOS_LATCHED, QOS_SENSOR, QOS_STATE
 
-REMOTE_FRAME = "wireless_remote"  # frame_id of the joy messages this node publishes
 SERVICE_TIMEOUT_S = 0.5  # a service's wait for the LowCmd loop's answer
 EXIT_TIMEOUT_S = 1.0  # on shutdown, the wait for the LowCmd process to damp and exit
 PUBLISHERS_PERIOD_S = 0.02  # joint_command's publishers counted this often (a graph query: ~20 µs)
@@ -82,8 +64,7 @@ class HwBridge(Node):
             setup = load_setup(cfg, declare_config(self, BridgeSafetyConfig))
         except ValueError as exc:
             raise ConfigError(f"invalid parameters for hw_bridge: {exc}") from None
-        robot = load_bridge_robot(cfg)
-        self.robot = robot
+        robot = self.robot = load_bridge_robot(cfg)
         self.gains = GainsInForce(cfg.gain_profile, *robot.gains(cfg.gain_profile))
         self.joint_names, self.index = list(robot.joint_names), JointIndex(robot.joint_names)
         self.joy_buttons = JoyButtons(cfg.joy_buttons())
@@ -91,12 +72,9 @@ class HwBridge(Node):
         self.state = SafetyState.WAIT_FOR_STATE
         self.counts = {"commands_received": 0, "commands_rejected": 0, "commands_late": 0}
         self._command_publishers = -1  # joint_command's publishers, last counted
-        self._command_received_s: float | None = None
-        self._command_gap_max_s = 0.0  # longest wait between valid joint_commands, per diagnostics window
+        self.figures = ProcessFigures("joint_command")  # this process's CPU, the longest wait between commands
         self._inbox: list[object] = []  # from the link's reader to the executor (list.append is atomic)
         self._figures: dict[str, object] = {}  # the LowCmd process's latest
-        self._cpu_mark = (time.monotonic(), time.process_time())
-        self._ros_figures: dict[str, object] = {}
         self.hands: HandTopics | None = None
         self.pub_joints = self.create_publisher(JointState, "joint_states", QOS_STATE)
         self.pub_imu = self.create_publisher(Imu, "imu", QOS_STATE)
@@ -150,7 +128,7 @@ class HwBridge(Node):
             imu = state.imu
             self.pub_imu.publish(imu_msg(stamp, imu["quaternion"], imu["gyroscope"], imu["accelerometer"]))
         if state.remote is not None:
-            self.pub_joy.publish(joy_msg(state.remote, stamp))
+            self.pub_joy.publish(remote_joy_msg(state.remote, stamp))
 
     def handle_inbox(self) -> None:
         while self._inbox:
@@ -196,19 +174,11 @@ class HwBridge(Node):
 
     def diagnostic_values(self) -> dict[str, object]:
         """The state, this process's counters and CPU, and the LowCmd process's figures (its last second)."""
-        now, cpu = time.monotonic(), time.process_time()
-        wall = now - self._cpu_mark[0]
         values = {**self._figures, "state": self.state.value, **self.counts, "link_dropped": self.lowcmd.dropped,
                   "gains": self.gains.source, "gains_refused": self.gains.refused}
         if self.hands is not None:
             values.update(self.hands.counts)
-        if wall >= 0.5:  # a transition's extra publication keeps the previous figures
-            self._ros_figures = {"process_cpu_percent": round(100 * (cpu - self._cpu_mark[1]) / wall, 1),
-                                 "joint_command_gap_max_ms": round(self._command_gap_max_s * 1e3, 1)}
-            self._command_gap_max_s = 0.0
-            self._cpu_mark = (now, cpu)
-        values.update(self._ros_figures)
-        return values
+        return {**values, **self.figures.values()}
 
     def on_service(self, action: OperatorAction, _: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
         answer = self.lowcmd.request(OperatorEvent(action, "service"), SERVICE_TIMEOUT_S)
@@ -230,16 +200,8 @@ class HwBridge(Node):
                 self.lowcmd.send(msg.Request(event))
 
     def on_gains(self, gains_msg: JointState) -> None:
-        try:
-            kp, kd = gains_from_msg(gains_msg, self.index, *self.robot.gain_limits)
-        except MalformedJointMessage as exc:
-            self.gains.refuse()
-            self.warn(f"gains {exc.kind}", f"refused teleop/gains: {exc}; the gains in force stay "
-                                           f"({self.gains.source})")
-            return
-        if self.gains.take(kp, kd, time.monotonic()):
-            self.get_logger().info(f"teleop/gains received: the controller's gains replace gain profile "
-                                   f"'{self.cfg.gain_profile}' from the next joint_command on (applied in ACTIVE)")
+        take_gains(gains_msg, self.gains, self.index, self.robot.gain_limits, time.monotonic(), self.warn,
+                   self.get_logger(), f"gain profile '{self.cfg.gain_profile}' (applied in ACTIVE)")
 
     def on_command(self, command_msg: JointState) -> None:
         received_s = time.monotonic()
@@ -249,9 +211,7 @@ class HwBridge(Node):
             self.counts["commands_rejected"] += 1
             self.warn(exc.kind, f"rejected joint_command: {exc}; it does not reach the robot")
             return
-        if self._command_received_s is not None:
-            self._command_gap_max_s = max(self._command_gap_max_s, received_s - self._command_received_s)
-        self._command_received_s = received_s
+        self.figures.event(received_s)
         self.lowcmd.send(CommandSample(received_s, command))
         self.counts["commands_received"] += 1
 
@@ -267,13 +227,6 @@ class HwBridge(Node):
                 with contextlib.suppress(Exception):
                     self.handle_message(message, logger)
         super().destroy_node()
-
-
-def joy_msg(remote: WirelessRemote, stamp: Time) -> Joy:
-    """sensor_msgs/Joy of the wireless remote, frame_id "wireless_remote" (never taken for a Joy device's)."""
-    joy = Joy(axes=list(remote.axes), buttons=[int(b) for b in remote.buttons])
-    joy.header.stamp, joy.header.frame_id = stamp, REMOTE_FRAME
-    return joy
 
 
 # A dying subscriber can block a Fast DDS shared-memory publish for ~1 s with the GIL held (UDP only: 9 ms; `g1-teleop

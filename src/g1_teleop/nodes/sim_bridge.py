@@ -30,9 +30,9 @@ from g1_teleop.core.mujoco_model import build_mujoco_model
 from g1_teleop.core.robot_description import load_robot
 from g1_teleop.core.settings import check_settings, setting
 from g1_teleop.ros.diagnostics import Diagnostics, WarnOnce
+from g1_teleop.ros.gains_topic import take_gains
 from g1_teleop.ros.messages import (
     command_from_joint_state,
-    gains_from_msg,
     imu_msg,
     joint_state_msg,
     odom_msg,
@@ -150,16 +150,8 @@ class SimBridge(Node):
 
     # -- commands ---------------------------------------------------------------------------------
     def on_gains(self, msg: JointState) -> None:
-        try:
-            kp, kd = gains_from_msg(msg, self.index, *self.robot.gain_limits)
-        except MalformedJointMessage as exc:
-            self.gains.refuse()
-            self.warn(f"gains {exc.kind}", f"refused teleop/gains: {exc}; the gains in force stay "
-                                           f"({self.gains.source})")
-            return
-        if self.gains.take(kp, kd, self.sim.stamp_ns / 1e9):
-            self.get_logger().info(f"teleop/gains received: the controller's gains replace gain profile "
-                                   f"'{self.cfg.gain_profile}' from the next joint_command on")
+        take_gains(msg, self.gains, self.index, self.robot.gain_limits, self.sim.stamp_ns / 1e9, self.warn,
+                   self.get_logger(), f"gain profile '{self.cfg.gain_profile}'")
 
     def parse(self, msg: JointState) -> JointCommand | None:
         try:

@@ -104,3 +104,32 @@ class Diagnostics:
         )
         header = Header(stamp=self._node.get_clock().now().to_msg())
         self._pub.publish(DiagnosticArray(header=header, status=[status]))
+
+
+class ProcessFigures:
+    """A process's CPU use and the longest gap between the events it counts, per diagnostics window (≥ 0.5 s):
+    ``process_cpu_percent``, ``<event>_gap_max_ms``."""
+
+    def __init__(self, event: str) -> None:
+        self._event = event
+        self._mark = (time.monotonic(), time.process_time())
+        self._last_event_s: float | None = None
+        self._gap_max_s = 0.0
+        self._values: dict[str, object] = {}
+
+    def event(self, now_s: float) -> None:
+        """One event at monotonic time ``now_s`` (s)."""
+        if self._last_event_s is not None:
+            self._gap_max_s = max(self._gap_max_s, now_s - self._last_event_s)
+        self._last_event_s = now_s
+
+    def values(self) -> dict[str, object]:
+        """The figures of the last complete window (an extra publication within 0.5 s repeats them)."""
+        now, cpu = time.monotonic(), time.process_time()
+        wall = now - self._mark[0]
+        if wall >= 0.5:
+            self._values = {"process_cpu_percent": round(100 * (cpu - self._mark[1]) / wall, 1),
+                            f"{self._event}_gap_max_ms": round(self._gap_max_s * 1e3, 1)}
+            self._gap_max_s = 0.0
+            self._mark = (now, cpu)
+        return self._values

@@ -9,11 +9,12 @@ import numpy as np
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import PoseStamped
 from nav_msgs.msg import Odometry
-from sensor_msgs.msg import Imu, JointState
+from sensor_msgs.msg import Imu, JointState, Joy
 
 from g1_teleop.core.joint_vector import JointIndex, MalformedJointMessage
 from g1_teleop.core.limits import JointCommand
 from g1_teleop.core.rotations import position_wxyz, transform
+from g1_teleop.hardware.wireless_remote import WirelessRemote
 
 IMU_FRAME = "imu_in_pelvis"
 
@@ -124,3 +125,13 @@ def gains_from_msg(msg: JointState, index: JointIndex, kp_max: np.ndarray,
     if bad:
         raise MalformedJointMessage("gains", f"gains out of range [0, gain_limits] for {bad[:5]}")
     return kp, kd
+
+
+REMOTE_FRAME = "wireless_remote"  # frame_id of the wireless remote's joy messages (never a Joy device's)
+
+
+def remote_joy_msg(remote: WirelessRemote, stamp: Time) -> Joy:
+    """sensor_msgs/Joy of the G1's wireless remote: its axes and buttons (``wireless_remote.BUTTONS`` order)."""
+    joy = Joy(axes=list(remote.axes), buttons=[int(b) for b in remote.buttons])
+    joy.header.stamp, joy.header.frame_id = stamp, REMOTE_FRAME
+    return joy
