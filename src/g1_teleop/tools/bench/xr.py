@@ -7,9 +7,13 @@ many CONTROLLER_MOVE events with controllers, at ``RATE_HZ`` (a headset renders 
 the server's ``stream_fps``, 60 Hz by default). Each event's latency runs from just before the page hands its
 bytes to the WebSocket to the server's ``on_sample`` callback (TLS, vuer's decoding and dispatch, parsing,
 xr_frames' conversion, landmarks, Joy), both read on the machine's monotonic clock; ``processing`` is the part
-after the event reached the server's handler. Also: the server process's CPU while one page is connected and
-idle (vuer's own uplink task spins a core; the server replaces it), and the machine's load average, since other
-processes on the cores delay the server's thread."""
+after the event reached the server's handler. Then the same HAND_MOVE events to xr_input (``source:=webxr``, real
+time) as a process of its own on a private ROS domain: each event's latency from the page to the arrival of its
+xr/right_wrist (the last message xr_input publishes of a sample, after joy, the hands' landmarks, the head and the
+left wrist) in another process, the bench's (rclpy, best effort as retarget subscribes), each message paired with
+its event by the position it carries (the left wrist's height encodes the event's index). Also: the server
+process's CPU while one page is connected and idle (vuer's own uplink task spins a core; the server replaces it),
+and the machine's load average, since other processes on the cores delay the server's thread."""
 
 from __future__ import annotations
 
@@ -44,6 +48,9 @@ from g1_teleop.tools.bench.figures import BenchError, percentiles
 EVENTS = 2000
 RATE_HZ = 90.0
 START_MS = 1.7e12  # the pages' Date.now() stamps: START_MS + event index, to pair each sample with its event
+INDEX_STEP_M = 1e-5  # event i's right wrist is INDEX_STEP_M · i higher: pairs each xr/right_wrist with its event
+BASE_Z_M = 0.1
+XR_BENCH_DOMAIN_ID = 229  # the bench's own ROS domain: never a robot's (0), the tests' (1–200) nor the other benches'
 
 
 def bench_xr() -> dict[str, float]:
@@ -52,17 +59,18 @@ def bench_xr() -> dict[str, float]:
         out: dict[str, float] = {}
         for input in ("hands", "controllers"):
             out.update(_run(files, input))
+        out.update(_topic_latency(files))
         out["idle_connected_cpu_percent"] = _idle_cpu_percent(files)
         out["load_average_1min"] = round(os.getloadavg()[0], 2)
         return out
 
 
 def _wrists(i: int) -> tuple[np.ndarray, np.ndarray]:
-    """Wrist targets moving on 5 cm circles, pelvis frame."""
+    """Wrist targets moving on 5 cm circles, pelvis frame; the right one rising by INDEX_STEP_M per event."""
     left, right = np.eye(4), np.eye(4)
     a = 2 * np.pi * i / 200
-    left[:3, 3] = (0.3 + 0.05 * np.cos(a), 0.2 + 0.05 * np.sin(a), 0.1)
-    right[:3, 3] = (0.3 + 0.05 * np.cos(a), -0.2 - 0.05 * np.sin(a), 0.1)
+    left[:3, 3] = (0.3 + 0.05 * np.cos(a), 0.2 + 0.05 * np.sin(a), BASE_Z_M)
+    right[:3, 3] = (0.3 + 0.05 * np.cos(a), -0.2 - 0.05 * np.sin(a), BASE_Z_M + INDEX_STEP_M * i)
     return left, right
 
 
@@ -125,6 +133,78 @@ def _run(files: CertificateFiles, input: str) -> dict[str, float]:
     return {**percentiles(f"{input}_event_to_sample", latency),
             **percentiles(f"{input}_processing", processing, unit="us", digits=1),
             f"{input}_events": float(len(sent)), f"{input}_samples_lost": float(len(sent) - len(delivered))}
+
+
+def _topic_latency(files: CertificateFiles) -> dict[str, float]:
+    """HAND_MOVE events from the page process → xr_input (real time, its own process) → xr/right_wrist received
+    here; the latency of each event from the page's send to its message's arrival (s)."""
+    import rclpy
+    from geometry_msgs.msg import PoseStamped
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
+
+    from g1_teleop.launching.graph_description import NodeSpec
+    from g1_teleop.launching.process_runner import GraphProcesses
+
+    port = _free_port()
+    log: list[str] = []
+    xr_input = NodeSpec("xr_input", "xr_input", True, {"source": "webxr", "lockstep": False, "host": "127.0.0.1",
+                                                        "port": port, "cert_dir": str(files.folder)})
+    graph = GraphProcesses([xr_input], env={"ROS_DOMAIN_ID": str(XR_BENCH_DOMAIN_ID),
+                                            "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}, output=log.append)
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=XR_BENCH_DOMAIN_ID)
+    node = rclpy.create_node("bench_xr", context=context)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    arrived: dict[int, float] = {}  # event index → arrival here (monotonic s)
+
+    def on_wrist(msg: PoseStamped) -> None:
+        arrived.setdefault(round((msg.pose.position.z - BASE_Z_M) / INDEX_STEP_M), time.monotonic())
+
+    node.create_subscription(PoseStamped, "xr/right_wrist", on_wrist, QoSProfile(
+        history=HistoryPolicy.KEEP_LAST, depth=100, reliability=ReliabilityPolicy.BEST_EFFORT))
+    try:
+        graph.start()
+        _wait_for_port(port, graph, log)
+        deadline = time.monotonic() + 30.0  # best effort: the subscription must be matched before the page streams
+        while node.count_publishers("xr/right_wrist") == 0 and time.monotonic() < deadline:
+            executor.spin_once(timeout_sec=0.05)
+        page = subprocess.Popen([sys.executable, "-m", "g1_teleop.tools.bench.xr", "page", str(port), str(files.ca),
+                                 "hands"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 120.0
+        while page.poll() is None and time.monotonic() < deadline:
+            executor.spin_once(timeout_sec=0.01)
+        out, err = page.communicate(timeout=10)
+        if page.returncode != 0:
+            raise BenchError(f"the simulated page failed: {err.strip().splitlines()[-1:]}")
+        end = time.monotonic() + 1.0
+        while time.monotonic() < end:
+            executor.spin_once(timeout_sec=0.01)
+    finally:
+        graph.stop()
+        executor.shutdown()
+        node.destroy_node()
+        context.try_shutdown()
+    sent = json.loads(out.strip().splitlines()[-1])
+    latency = [arrived[i] - sent[i] for i in sorted(arrived) if 0 <= i < len(sent)]
+    if not latency:
+        raise BenchError("no xr/right_wrist came from xr_input: " + "\n".join(log[-10:]))
+    return {**percentiles("hands_event_to_topic", latency),
+            "hands_topic_samples_lost": float(len(sent) - len(latency))}
+
+
+def _wait_for_port(port: int, graph, log: list[str], timeout_s: float = 60.0) -> None:
+    """Until xr_input's server listens on ``port``."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        if (failure := graph.check()) is not None or time.monotonic() > deadline:
+            raise BenchError(f"xr_input's WebXR server did not listen on {port} ({failure or 'timeout'}): "
+                             + "\n".join(log[-10:]))
+        time.sleep(0.2)
 
 
 def page(port: int, ca_file: str, input: str) -> None:
