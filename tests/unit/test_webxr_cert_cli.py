@@ -39,3 +39,16 @@ def test_a_mistyped_address_is_refused(tmp_path) -> None:
     with pytest.raises(ValueError, match=r"--ip 192\.168\.1 is not an IPv4 address"):
         run("--dir", str(tmp_path), "--ip", "192.168.1")
     assert not (tmp_path / "cert.pem").exists()
+
+
+@pytest.mark.parametrize("command", ["xr-cert", "call"])
+def test_help_is_the_commands_own(command: str) -> None:
+    """vuer's server class parses the command line when it is defined (params_proto) and answers --help itself: the
+    WebXR server imports it without the program's arguments."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "g1_teleop.tools.cli", command, "--help"], capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.startswith(f"usage: g1-teleop {command} "), out.stdout[:300]
+    assert "Vuer" not in out.stdout + out.stderr

@@ -22,6 +22,7 @@ import datetime
 import ipaddress
 import logging
 import ssl
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -29,14 +30,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import vuer.server
 from aiohttp import hdrs, web
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
-from vuer import Vuer, VuerSession
-from vuer.base import handle_file_request
-from vuer.events import ClientEvent, Upsert
-from vuer.schemas import Hands, MotionControllers
 
 from g1_teleop.core.settings import setting
 from g1_teleop.operator.webxr_events import TRACKING_EVENTS, HeadPose, MalformedEvent, parse_event
@@ -50,6 +46,18 @@ from g1_teleop.operator.xr_certificates import (
     server_certificate,
 )
 from g1_teleop.operator.xr_joy import XrJoyConfig
+
+# vuer's Vuer class parses the program's command line when it is defined (params_proto's parse_known_args) and exits
+# on --help: `g1-teleop … --help` printed vuer's options instead of its own. It is imported with no arguments to see.
+_argv, sys.argv = sys.argv, sys.argv[:1]
+try:
+    import vuer.server
+    from vuer import Vuer, VuerSession
+    from vuer.base import handle_file_request
+    from vuer.events import ClientEvent, Upsert
+    from vuer.schemas import Hands, MotionControllers
+finally:
+    sys.argv = _argv
 
 DEFAULT_PORT = 8012  # vuer's and televuer's
 
@@ -84,7 +92,7 @@ class WebXrServerError(RuntimeError):
     """The server could not start; the message says what to do."""
 
 
-class _Vuer(Vuer):
+class _Vuer(Vuer, cli=False):  # (params_proto: no command-line options of its own, no parsing)
     async def uplink(self, proxy: VuerSession) -> None:
         """Nothing to forward. vuer's uplink task forwards the session's queued events and polls its queue with
         ``await sleep(0.0)`` (vuer/server.py, ``Vuer.uplink``): a busy loop that takes a whole core per connected
