@@ -36,7 +36,7 @@ def test_an_unusable_model_is_refused_in_one_line_with_a_summary(ros_domain, tmp
     out = tmp_path / "run"
     command = [sys.executable, "-m", "g1_teleop.tools.cli", "sim", "--model", str(other), "--out", str(out)]
     proc = subprocess.run(command, capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 1
+    assert proc.returncode == 2
     assert "Traceback" not in proc.stdout + proc.stderr
     lines = [line for line in proc.stdout.splitlines() if line.startswith("cannot start:")]
     assert len(lines) == 1 and str(other) in lines[0] and "29 of the 29 G1 joints are missing" in lines[0], proc.stdout

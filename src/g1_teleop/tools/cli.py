@@ -27,7 +27,9 @@ def _cmd_sim(args: argparse.Namespace) -> int:
     if summary["failure"]:
         print(f"run failed: {summary['failure']}", file=sys.stderr)
     print(f"run directory: {run_dir.resolve()}")
-    return 1 if summary["failure"] else 0
+    if not summary["failure"]:
+        return 0
+    return 2 if summary["failure"].startswith("cannot start") else 1  # 2: the input was not usable
 
 
 def _cmd_launch(args: argparse.Namespace) -> int:
