@@ -25,7 +25,9 @@ def _cmd_sim(args: argparse.Namespace) -> int:
             "commands_published", "nodes_alive", "left_wrist_err_p95_m", "right_wrist_err_p95_m")
     print(json.dumps({k: summary[k] for k in keys}, indent=2))
     if summary["failure"]:
-        print(f"run failed: {summary['failure']}", file=sys.stderr)
+        unusable = summary["failure"].removeprefix("cannot start: ")
+        print(f"g1-teleop sim: {unusable}" if unusable != summary["failure"] else f"run failed: {summary['failure']}",
+              file=sys.stderr)
     print(f"run directory: {run_dir.resolve()}")
     if not summary["failure"]:
         return 0
