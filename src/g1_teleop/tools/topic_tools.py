@@ -17,7 +17,10 @@ from g1_teleop.tools.graph_topics import find_topic
 from g1_teleop.tools.message_fields import field, to_yaml
 from g1_teleop.tools.topic_rate import RateWindow
 
-SETTLE_S = 1.5  # `list` waits until the graph has shown no new topic or node for this long
+# `list` waits until the graph has shown no new topic or node for this long: longer than the 3 s period at which a
+# Fast DDS participant announces itself (its lease_duration_announcementperiod), since a participant busy when this
+# one started may be heard only at its next announcement (1.5 s once listed the policy alone out of five nodes).
+SETTLE_S = 3.5
 
 
 def _count(n: int, what: str) -> str:
