@@ -41,7 +41,7 @@ from g1_teleop.hardware.bridge_safety import (
     SafetyState,
     StateSample,
 )
-from g1_teleop.hardware.decimator import Decimator
+from g1_teleop.core.decimator import Decimator
 from g1_teleop.hardware.dex3_dds import HandDds
 from g1_teleop.hardware.lowcmd import MODE_PR, NUM_BODY_JOINTS, lowcmd_to_cdr, motor_slots, pack_lowcmd
 from g1_teleop.hardware.lowstate import lowstate_crc, lowstate_from_cdr, unpack_lowstate

@@ -14,6 +14,10 @@ Publishes, from the robot model (g1_teleop.core.frame_tree):
 - teleop/wrist_markers (visualization_msgs/MarkerArray, frame pelvis): the wrist targets (xr/*_wrist) and
   the reached hand points (left_ee, right_ee of joint_states).
 
+Each stream (joint_states, odom or imu, xr/head) is answered at most ``rate_hz`` times a second of its stamps:
+a display needs no more, and the 200 Hz simulator's every state cost this node half a core of the two a small
+machine has, which the policy then lacked.
+
 ``links`` false leaves robot_description, /tf_static and the links to robot_state_publisher (on a ROS
 distribution the launch files start it for a URDF model) and publishes the rest.
 """
@@ -31,6 +35,7 @@ from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import String
 from visualization_msgs.msg import MarkerArray
 
+from g1_teleop.core.decimator import Decimator
 from g1_teleop.core.frame_tree import FrameTree, Transform
 from g1_teleop.core.joint_vector import JointIndex, MalformedJointMessage
 from g1_teleop.core.pinocchio_model import build_pinocchio_model
@@ -39,7 +44,7 @@ from g1_teleop.core.rotations import transform, wxyz_from_matrix
 from g1_teleop.core.settings import check_settings, setting
 from g1_teleop.operator.xr_frames import ik_T_world
 from g1_teleop.ros.diagnostics import Diagnostics, WarnOnce
-from g1_teleop.ros.messages import imu_orientation_wxyz, transform_from_pose_msg
+from g1_teleop.ros.messages import imu_orientation_wxyz, stamp_s, transform_from_pose_msg
 from g1_teleop.ros.node_main import run
 from g1_teleop.ros.parameters import declare_config
 from g1_teleop.ros.qos import QOS_LATCHED, QOS_SENSOR, QOS_STATE, QOS_TF, QOS_TF_STATIC
@@ -62,6 +67,8 @@ class RobotStateConfig:
                              "a robot without odometry) or none (no world frame)", choices=BASE_POSES)
     links: bool = setting(True, "publish robot_description, /tf_static and the links' /tf; false: "
                           "robot_state_publisher does")
+    rate_hz: float = setting(50.0, "most answers (/tf, markers) per second of stamps, per input stream (Hz); "
+                             "0: one per message", minimum=0.0)
 
     def __post_init__(self) -> None:
         check_settings(self)
@@ -81,6 +88,8 @@ class RobotState(Node):
         self.targets: dict[str, PoseStamped] = {}
         self.warn = WarnOnce(self)
         self.published = 0
+        self.due = {stream: Decimator(cfg.rate_hz) if cfg.rate_hz else (lambda _: True)
+                    for stream in ("joint_states", "base", "head")}
         self.pub_tf = self.create_publisher(TFMessage, "/tf", QOS_TF)
         self.pub_markers = self.create_publisher(MarkerArray, "teleop/wrist_markers", QOS_STATE)
         described = "links off"
@@ -116,6 +125,8 @@ class RobotState(Node):
         self.published += 1
 
     def on_joint_states(self, msg: JointState) -> None:
+        if not self.due["joint_states"](stamp_s(msg.header.stamp)):
+            return
         try:
             self.q = self.index.parse(msg.name, msg.position).position
         except MalformedJointMessage as exc:
@@ -134,18 +145,22 @@ class RobotState(Node):
         self.pub_markers.publish(MarkerArray(markers=markers))
 
     def on_odom(self, msg: Odometry) -> None:
+        if not self.due["base"](stamp_s(msg.header.stamp)):
+            return
         p, o = msg.pose.pose.position, msg.pose.pose.orientation
         self.publish([(msg.header.frame_id, msg.child_frame_id, transform((p.x, p.y, p.z), (o.w, o.x, o.y, o.z)))],
                      msg.header.stamp)
 
     def on_imu(self, msg: Imu) -> None:
-        if self.q is None:
-            return  # the pelvis height needs the legs
+        if self.q is None or not self.due["base"](stamp_s(msg.header.stamp)):
+            return  # (the pelvis height needs the legs)
         world_q_pelvis = imu_orientation_wxyz(msg)  # the IMU frame is the pelvis's (imu_in_pelvis: identity)
         height = self.tree.pelvis_height(self.q, world_q_pelvis)
         self.publish([(WORLD, self.tree.root, transform((0.0, 0.0, height), world_q_pelvis))], msg.header.stamp)
 
     def on_head(self, msg: PoseStamped) -> None:
+        if not self.due["head"](stamp_s(msg.header.stamp)):
+            return
         try:
             world_T_head = transform_from_pose_msg(msg)
         except ValueError as exc:

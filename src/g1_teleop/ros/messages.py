@@ -24,6 +24,11 @@ def stamp_ns(stamp: Time) -> int:
     return stamp.sec * 1_000_000_000 + stamp.nanosec
 
 
+def stamp_s(stamp: Time) -> float:
+    """Seconds of a builtin_interfaces/Time."""
+    return stamp.sec + stamp.nanosec * 1e-9
+
+
 def to_stamp(ns: int) -> Time:
     """builtin_interfaces/Time of nanoseconds."""
     return Time(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
