@@ -1,3 +1,5 @@
+import sys
+
 import pytest
 
 from g1_teleop.launching.graph_description import GraphError, load_graph
@@ -67,3 +69,15 @@ def test_conditional_plain_processes(tmp_path):
     assert virtual.arguments == ("--domain-id", "7", "--gantry") and not virtual.ros
     assert node_command(virtual, tmp_path / "unused.yaml")[1:] == [
         "-m", "g1_teleop.tools.virtual_robot", "--domain-id", "7", "--gantry"]
+
+
+def test_observers_yield_the_cpu_and_a_bad_niceness_is_refused(tmp_path):
+    nodes = {n.name: n for n in load_graph("sim").resolve({"foxglove": "true"})}
+    assert nodes["robot_state"].nice == nodes["foxglove_bridge"].nice == 10
+    assert {nodes[name].nice for name in ("sim_bridge", "policy", "retarget", "xr_input")} == {0}
+    assert node_command(nodes["robot_state"], tmp_path / "p.yaml")[:4] == ["nice", "-n", "10", sys.executable]
+    assert node_command(nodes["policy"], tmp_path / "p.yaml")[0] == sys.executable
+    path = tmp_path / "g.yaml"
+    path.write_text("nodes:\n  - executable: policy\n    nice: -5\n")
+    with pytest.raises(GraphError, match=r"nodes\[0\] \(policy\): nice must be an integer 0–19, got -5"):
+        load_graph(str(path))

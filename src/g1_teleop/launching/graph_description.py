@@ -3,7 +3,9 @@
 A graph file (config/graphs/NAME.yaml) declares typed arguments and the nodes with their parameters;
 ``$(arg NAME)`` inside a parameter value (or a plain process's argument) is replaced by the argument's
 value. A node with ``when: {ARG: VALUE}`` runs only when that argument has that value; ``ros: false``
-marks a plain process (``python -m g1_teleop.EXECUTABLE ARGUMENTS…``, e.g. the virtual robot). ROS-free.
+marks a plain process (``python -m g1_teleop.EXECUTABLE ARGUMENTS…``, e.g. the virtual robot); ``nice: N``
+(0–19) runs a node at that lower CPU priority: the observers (frames, cameras, Foxglove) yield the cores to the
+control path on a small machine. ROS-free.
 """
 
 from __future__ import annotations
@@ -61,6 +63,7 @@ class NodeSpec:
     ros: bool = True  # False: a plain process, started with ``arguments`` instead of ROS parameters
     arguments: tuple[str, ...] = ()
     when: tuple[tuple[str, str], ...] = ()  # (argument, value) pairs that must all hold
+    nice: int = 0  # the process's niceness (0–19): higher yields the CPU to the others
 
 
 @dataclass(frozen=True)
@@ -159,8 +162,12 @@ def load_graph(name: str) -> Graph:
                     ros=bool(spec.get("ros", True)),
                     arguments=tuple(str(a) for a in spec.get("arguments") or ()),
                     when=tuple((str(k), str(v)) for k, v in (spec.get("when") or {}).items()),
+                    nice=spec.get("nice", 0),
                 )
             )
+            if type(nodes[-1].nice) is not int or not 0 <= nodes[-1].nice <= 19:
+                raise GraphError(f"{path}: nodes[{i}] ({nodes[-1].name}): nice must be an integer 0–19, "
+                                 f"got {nodes[-1].nice!r}")
     except (AttributeError, TypeError) as exc:
         raise GraphError(f"{path}: malformed graph file ({exc})") from None
     if not nodes:

@@ -61,14 +61,15 @@ def graph_launch_description(graph_name: str) -> LaunchDescription:
             if spec is None:
                 continue
             on_exit = Shutdown(reason=f"required node {spec.name} exited") if spec.required else None
+            prefix = f"nice -n {spec.nice}" if spec.nice else None
             if spec.ros:
                 actions.append(Node(package="g1_teleop", executable=spec.executable, name=spec.name,
                                     parameters=[spec.parameters], remappings=list(spec.remappings),
-                                    output="screen", emulate_tty=True, on_exit=on_exit))
+                                    output="screen", emulate_tty=True, on_exit=on_exit, prefix=prefix))
             else:
                 actions.append(ExecuteProcess(cmd=[sys.executable, "-m", f"g1_teleop.{spec.executable}",
                                                    *spec.arguments], name=spec.name, output="screen",
-                                              on_exit=on_exit))
+                                              on_exit=on_exit, prefix=prefix))
         return actions
 
     return LaunchDescription([

@@ -29,10 +29,12 @@ from g1_teleop.launching.graph_description import NodeSpec
 
 
 def node_command(spec: NodeSpec, params_file: Path, namespace: str = "") -> list[str]:
-    """The command line that runs one node with its parameters and remappings (or a plain process)."""
+    """The command line that runs one node with its parameters and remappings (or a plain process), under
+    ``nice`` when the node yields the CPU (same process id: nice executes the node in its place)."""
+    niced = ["nice", "-n", str(spec.nice)] if spec.nice else []
     if not spec.ros:
-        return [sys.executable, "-m", f"g1_teleop.{spec.executable}", *spec.arguments]
-    cmd = [sys.executable, "-m", f"g1_teleop.nodes.{spec.executable}", "--ros-args",
+        return [*niced, sys.executable, "-m", f"g1_teleop.{spec.executable}", *spec.arguments]
+    cmd = [*niced, sys.executable, "-m", f"g1_teleop.nodes.{spec.executable}", "--ros-args",
            "-r", f"__node:={spec.name}", "--params-file", str(params_file)]
     if namespace:
         cmd += ["-r", f"__ns:={namespace}"]
