@@ -31,6 +31,23 @@ def test_starts_at_the_default_pose_with_feet_on_the_floor(robot, mj_model):
     assert sim.data.ncon >= 4  # foot spheres touch the floor
 
 
+def test_held_still_until_the_first_command_then_the_same_motion_however_late_it_comes(robot, mj_model):
+    late, on_time = Simulator(robot, mj_model, SimConfig()), Simulator(robot, mj_model, SimConfig())
+    start = late.state()
+    for _ in range(400):  # 2 s without a command: time runs, nothing moves
+        late.step_still()
+    still = late.state()
+    assert still.stamp_ns == 2_000_000_000
+    np.testing.assert_array_equal(still.q, start.q)
+    np.testing.assert_array_equal(still.world_p_pelvis, start.world_p_pelvis)
+    assert np.max(np.abs(still.dq)) == 0.0 and np.max(np.abs(still.pelvis_w_pelvis)) == 0.0
+    for _ in range(10):
+        late.step_control_period(hold(robot))
+        on_time.step_control_period(hold(robot))
+    np.testing.assert_allclose(late.state().q, on_time.state().q, atol=1e-9)
+    np.testing.assert_allclose(late.state().world_p_pelvis, on_time.state().world_p_pelvis, atol=1e-9)
+
+
 def test_gantry_holds_the_robot_up_and_pd_alone_does_not(robot, mj_model):
     held = Simulator(robot, mj_model, SimConfig(gantry=True))
     free = Simulator(robot, mj_model, SimConfig(gantry=False))

@@ -3,8 +3,10 @@
 Subscribes joint_command, teleop/gains and sim/start (std_msgs/Empty: with wait_for_start the simulation holds at
 t = 0, publishing nothing, until tools are attached); publishes joint_states, imu, odom and /clock. Lockstep: the
 simulation advances one control period only after the command stamped with the current period arrives (and
-re-publishes the state while it waits). Real time: physics follows the wall clock and stale commands fall
-back to hold, then damping (g1_teleop.core.input_watchdog). Gains: each command gets those in force when it
+re-publishes the state while it waits). Real time: the simulated time follows the wall clock; until the first
+valid command the robot is held still where it starts (time runs, nothing moves: a controller that starts late
+would otherwise find it fallen), then physics runs and stale commands fall back to hold, then damping
+(g1_teleop.core.input_watchdog). Gains: each command gets those in force when it
 arrives (g1_teleop.core.gains_in_force): the ``gain_profile`` until the first valid teleop/gains message (the
 gains the controller in charge wants), then the latest valid one.
 """
@@ -199,7 +201,10 @@ class SimBridge(Node):
         command = fallback_command(freshness, self.command, self.damping)
         stepped = 0
         while self.sim.stamp_ns < catch_up.target_ns and stepped < self.sim.config.decimation:
-            self.sim.step(command)
+            if freshness is Freshness.WAITING:
+                self.sim.step_still()
+            else:
+                self.sim.step(command)
             stepped += 1
         if stepped:
             self.publish_state()
@@ -210,7 +215,7 @@ class SimBridge(Node):
             freshness, DiagnosticStatus.WARN)
         text = {
             Freshness.FRESH: "joint_command is arriving",
-            Freshness.WAITING: "waiting for joint_command; holding the initial pose",
+            Freshness.WAITING: "waiting for joint_command; the robot is held still where it starts",
             Freshness.HOLD: f"no joint_command for {self.cfg.command_hold_after_s} s: holding the last target",
             Freshness.DAMP: f"no joint_command for {self.cfg.command_damp_after_s} s: damping only",
         }[freshness]

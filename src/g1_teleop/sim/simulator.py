@@ -151,6 +151,13 @@ class Simulator:
         mujoco.mj_step(self.model, d)
         self.steps += 1
 
+    def step_still(self) -> None:
+        """One physics step of time with the robot held where it is, at rest (nothing integrates): real time
+        before the first command, so that the robot stands up the same way however late the controller starts."""
+        self.data.qvel[:] = 0.0
+        self.data.time += self.config.physics_dt
+        self.steps += 1
+
     def step_control_period(self, command: JointCommand) -> None:
         for _ in range(self.config.decimation):
             self.step(command)
