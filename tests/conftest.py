@@ -26,14 +26,12 @@ def mj_model(robot: Robot) -> mujoco.MjModel:
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
-    """Where the reference data must be there (``G1_TELEOP_REQUIRE_SHARED=1``), a ``shared_data`` test that
-    skipped fails instead: a skip must not stand in for a check that CI is meant to make."""
+    """Where the reference data must be there (``G1_TELEOP_REQUIRE_SHARED=1``), a test that skipped for want of
+    it (its reason names ../shared) fails instead: a skip must not stand in for a check that CI is meant to make."""
     outcome = yield
     report = outcome.get_result()
-    if (report.skipped and item.get_closest_marker("shared_data") is not None
-            and os.environ.get(REQUIRE_ENV) == "1"):
+    if report.skipped and os.environ.get(REQUIRE_ENV) == "1":
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
-        if str(SHARED.name) not in reason:
-            return  # skipped for another reason (an optional package), not for want of the reference data
-        report.outcome = "failed"
-        report.longrepr = f"needs ../shared ({REQUIRE_ENV}=1) but skipped: {reason}"
+        if str(SHARED) in reason or "../shared" in reason:
+            report.outcome = "failed"
+            report.longrepr = f"needs ../shared ({REQUIRE_ENV}=1) but skipped: {reason}"

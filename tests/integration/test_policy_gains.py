@@ -28,7 +28,7 @@ def first_gains(g: PolicyGraph) -> JointGains:
     return g.heard.gains[stamp]
 
 
-@pytest.mark.parametrize("controller", ["hold", pytest.param("openwbt", marks=pytest.mark.shared_data)])
+@pytest.mark.parametrize("controller", ["hold", "openwbt"])
 def test_each_controller_declares_its_gains_for_all_joints(rclpy_context, robot, controller):
     arguments = {"controller": controller, "gantry": "true"}
     expected = JointGains.profile(robot, "default")

@@ -305,7 +305,6 @@ def test_the_model_based_controllers_gains_are_applied(rclpy_context, controller
     check_every_joints_kp(periods[times >= 0.5], *expected)
 
 
-@pytest.mark.shared_data
 def test_openwbt_gains_blend_from_the_squat_policys_to_the_locomotion_policys(rclpy_context, tmp_path):
     if not (POLICIES / "loco.onnx").is_file():
         pytest.skip(f"OpenWBT policies not found at {POLICIES}: the reference data is not beside the repo")

@@ -15,7 +15,6 @@ from support.shared_data import OFFICIAL_MODELS, shared_path
 pytestmark = pytest.mark.integration
 
 
-@pytest.mark.shared_data
 @pytest.mark.parametrize("name", ["scene_29dof.xml", "g1_body29_hand14.xml"])
 def test_the_graph_runs_on_official_model_files(sim_job, name: str) -> None:
     model = shared_path(OFFICIAL_MODELS / name)

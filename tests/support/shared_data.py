@@ -1,7 +1,7 @@
 """The third-party reference data in ``../shared`` beside the repository (Unitree's official G1 models,
-OpenWBT's ONNX policies). Never part of the repository: tests reach it here, and tests that need it carry
-the ``shared_data`` marker. Without the folder they skip with the reason; where the folder must be there
-(CI: ``G1_TELEOP_REQUIRE_SHARED=1``, set by ``.ci/run``) such a skip fails the run."""
+OpenWBT's ONNX policies). Never part of the repository: tests reach it here. Without the folder they skip with a
+reason that names it; where the folder must be there (CI: ``G1_TELEOP_REQUIRE_SHARED=1``, set by ``.ci/run``)
+such a skip fails the run (tests/conftest.py)."""
 
 from __future__ import annotations
 

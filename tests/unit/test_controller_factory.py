@@ -42,7 +42,6 @@ def test_the_model_based_controllers_want_the_robots_default_gains(robot, contro
     assert not np.any(lower_body.max_velocity)  # no walking configured
 
 
-@pytest.mark.shared_data
 def test_openwbt_wants_its_configurations_gains(robot):
     folder = shared_path(OPENWBT_POLICIES)
     lower_body = make_lower_body(robot, "openwbt", policy_dir=str(folder))

@@ -78,7 +78,6 @@ def test_urdf_frames_match_mujoco(robot: Robot) -> None:
     _check_against_mujoco(robot, expected_frames=35)  # every link of urdf/g1_29dof.urdf
 
 
-@pytest.mark.shared_data
 def test_mjcf_with_hands_frames_match_mujoco() -> None:
     robot = load_robot(model=shared_path(OFFICIAL_MODELS / "g1_body29_hand14.xml"))
     _check_against_mujoco(robot, expected_frames=45)  # bodies (hands at 0: MuJoCo's qpos0 too) and sites

@@ -21,7 +21,6 @@ USER_MODELS = [("scene_29dof.xml", 0), ("g1_29dof_camera.xml", 0), ("g1_body29_h
                ("g1_body29_hand14.urdf", 14)]
 
 
-@pytest.mark.shared_data
 @pytest.mark.parametrize(("name", "extra_joints"), USER_MODELS)
 def test_official_models_load_alike_in_mujoco_and_pinocchio(name: str, extra_joints: int) -> None:
     robot = load_robot(model=shared_path(OFFICIAL_MODELS / name))
@@ -50,7 +49,6 @@ def test_official_models_load_alike_in_mujoco_and_pinocchio(name: str, extra_joi
         np.testing.assert_allclose(frame.rotation, data.body(link).xmat.reshape(3, 3), atol=1e-9, err_msg=link)
 
 
-@pytest.mark.shared_data
 def test_a_scene_that_includes_the_robot_is_the_robot() -> None:
     scene = load_robot(model=shared_path(OFFICIAL_MODELS / "scene_29dof.xml"))
     robot = load_robot(model=OFFICIAL_MODELS / "g1_29dof.xml")
