@@ -56,12 +56,14 @@ class SimRun:
 
 @pytest.fixture
 def sim_job(ros_domain, tmp_path) -> Callable[..., SimRun]:
-    """Runs the main job (`g1-teleop sim ARGS --out <tmp>/<name>`) as a separate process on the test's domain;
-    a failed run fails the test with its output."""
+    """Runs the main job (`g1-teleop sim ARGS --out <tmp>/<name>`, with --no-report unless ARGS say --report) as a
+    separate process on the test's domain; a failed run fails the test with its output."""
 
     def run(*args: str, timeout_s: float = 600.0, name: str = "run") -> SimRun:
         out = tmp_path / name
-        proc = subprocess.run([sys.executable, "-m", "g1_teleop.tools.cli", "sim", *args, "--out", str(out)],
+        # report.html costs seconds of plotting a run: only the tests that want it ask for it (--report)
+        report = () if "--report" in args else ("--no-report",)
+        proc = subprocess.run([sys.executable, "-m", "g1_teleop.tools.cli", "sim", *args, *report, "--out", str(out)],
                               capture_output=True, text=True, timeout=timeout_s)
         assert proc.returncode == 0, f"g1-teleop sim failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
         return SimRun(out, proc.stdout, json.loads((out / "summary.json").read_text()))

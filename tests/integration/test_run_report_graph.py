@@ -34,10 +34,10 @@ def figures_table(page: str) -> dict[str, str]:
 
 
 def test_report_and_latency_of_a_run_and_its_bag(sim_job, robot):
-    run = sim_job("--duration", "3", name="lockstep")
+    run = sim_job("--duration", "3", "--report", name="lockstep")
     bag_dir = run.out / "bag"
 
-    cli("report", str(run.out))
+    assert f"report: {run.out / 'report.html'}" in run.stdout  # every g1-teleop sim run writes its report
     cli("report", str(bag_dir))
     page, alone = (run.out / "report.html").read_text(), (run.out / "bag_report.html").read_text()
     assert figures_table(page) == figures_table(alone)  # a run directory's report is its bag's

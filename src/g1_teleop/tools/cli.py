@@ -19,7 +19,7 @@ def _cmd_sim(args: argparse.Namespace) -> int:
                        model=args.model,
                        lockstep=not args.realtime, gantry=gantry, viewer=args.viewer, controller=args.controller,
                        policy_dir=args.policy_dir, squat_config=args.squat_config, loco_config=args.loco_config,
-                       pushes="; ".join(args.push))
+                       pushes="; ".join(args.push), report=args.report)
     run_dir, summary = run_sim_job(cfg, log=lambda line: print(line, flush=True))
     keys = ("sim_time_s", "wall_time_s", "realtime_factor", "controller", "gantry", "pushes", "fell", "pelvis_min_z_m",
             "commands_published", "nodes_alive", "left_wrist_err_p95_m", "right_wrist_err_p95_m")
@@ -216,6 +216,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="push the pelvis with FX, FY, FZ newtons (world frame) from START for DURATION simulated "
                           "seconds, e.g. --push 5,0,40,0,0.2 (repeatable)")
     sim.add_argument("--viewer", action="store_true", help="open MuJoCo's viewer (needs a display)")
+    sim.add_argument("--report", action=argparse.BooleanOptionalAction, default=True,
+                     help="write report.html into the run directory (a few seconds after the run; same as "
+                          "`g1-teleop report RUN_DIR`)")
     sim.set_defaults(func=_cmd_sim)
 
     launch = sub.add_parser("launch", help="run a node graph (the pip-environment launcher)",

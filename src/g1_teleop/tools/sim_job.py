@@ -1,7 +1,8 @@
 """The main job: run the simulation graph headless for a while, record it, write a run directory.
 
 The graph's nodes run as separate processes (g1_teleop.launching.process_runner); a recorder node in this process
-collects the topics. The run directory holds summary.json, recording.npz, nodes.log and PNG plots.
+collects the topics. The run directory holds summary.json, recording.npz, nodes.log, PNG plots, the bag and
+report.html (g1_teleop.tools.run_report, unless ``report`` is off).
 """
 
 from __future__ import annotations
@@ -28,6 +29,10 @@ from g1_teleop.retarget.arm_ik import DualArmIK
 from g1_teleop.sim.simulator import parse_pushes
 from g1_teleop.tools.run_analysis import plot, summarize
 from g1_teleop.tools.run_recording import Recording
+from g1_teleop.tools.run_report import write_run_report
+
+
+DRAIN_S = 0.3  # after the graph stops: its last messages reach both of this process's subscribers
 
 
 @dataclass(frozen=True)
@@ -47,6 +52,7 @@ class SimJobConfig:
     viewer: bool = False
     startup_timeout_s: float = 60.0  # wall seconds for the simulator's first clock message
     stall_timeout_s: float = 30.0  # wall seconds without simulated time advancing
+    report: bool = True  # write report.html (a few seconds of plotting after the run)
 
     def __post_init__(self) -> None:
         if self.duration_s is not None and not self.duration_s > 0:
@@ -114,6 +120,7 @@ def run_sim_job(cfg: SimJobConfig, log: Callable[[str], None] = print) -> tuple[
         alive = graph.alive()
         graph.stop()
         wall_s = time.monotonic() - (watch.sim_start_wall or start)
+        watch.drain(DRAIN_S)
         executor.shutdown()
         recording = recorder.recording()
         recorder.destroy_node()
@@ -144,6 +151,8 @@ def run_sim_job(cfg: SimJobConfig, log: Callable[[str], None] = print) -> tuple[
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     if len(recording.state_t):
         plot(recording, ik.end_effector_poses, robot.joint_names, run_dir)
+    if cfg.report:
+        write_run_report(run_dir, log)
     return run_dir, summary
 
 
@@ -174,6 +183,12 @@ class _Watch:
     def _spin(self) -> str | None:
         self.executor.spin_once(timeout_sec=0.05)
         return self.graph.check()
+
+    def drain(self, seconds: float) -> None:
+        """Take what the stopped graph published last, so that the recorder and the bag end on the same message."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            self.executor.spin_once(timeout_sec=0.01)
 
     def attach_recorder_and_start(self) -> str | None:
         """Release the simulator (sim/start) once every recorded topic has its publisher, plus 0.5 s for
