@@ -71,24 +71,44 @@ class GraphProcesses:
         self.failure: str | None = None
 
     def start(self) -> None:
-        width = max(len(n.name) for n in self.nodes)
         for spec in self.nodes:
-            params_file = Path(self._tmp.name) / f"{spec.name}.yaml"
-            params_file.write_text(yaml.safe_dump({"/**": {"ros__parameters": spec.parameters}}))
-            process = subprocess.Popen(
-                node_command(spec, params_file, self.namespace),
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                env=self.env,
-                text=True,
-                bufsize=1,
-                start_new_session=True,  # our signal handling decides when children stop
-            )
-            prefix = f"[{spec.name.ljust(width)}] "
-            pump = threading.Thread(target=self._pump, args=(process.stdout, prefix), daemon=True)
-            pump.start()
-            self._children.append(_Child(spec, process, pump))
+            self._children.append(self._spawn(spec))
+
+    def _spawn(self, spec: NodeSpec) -> _Child:
+        params_file = Path(self._tmp.name) / f"{spec.name}.yaml"
+        params_file.write_text(yaml.safe_dump({"/**": {"ros__parameters": spec.parameters}}))
+        process = subprocess.Popen(
+            node_command(spec, params_file, self.namespace),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=self.env,
+            text=True,
+            bufsize=1,
+            start_new_session=True,  # our signal handling decides when children stop
+        )
+        prefix = f"[{spec.name.ljust(max(len(n.name) for n in self.nodes))}] "
+        pump = threading.Thread(target=self._pump, args=(process.stdout, prefix), daemon=True)
+        pump.start()
+        return _Child(spec, process, pump)
+
+    def restart(self, name: str, timeout_s: float = 5.0) -> None:
+        """Start one node again, as at start (after it died or was killed; a running one is stopped first):
+        the rest of the graph runs on."""
+        index = next((k for k, c in enumerate(self._children) if c.spec.name == name), None)
+        if index is None:
+            raise KeyError(f"no node {name!r} in this graph; nodes: {[c.spec.name for c in self._children]}")
+        old = self._children[index]
+        if old.process.poll() is None:
+            self.kill(name, signal.SIGTERM)
+            try:
+                old.process.wait(timeout_s)
+            except subprocess.TimeoutExpired:
+                self.kill(name)
+                old.process.wait()
+        old.pump.join(timeout=1.0)
+        self._children[index] = self._spawn(old.spec)
+        self._killed.discard(name)
 
     def _pump(self, stream: IO[str], prefix: str) -> None:
         for line in stream:
