@@ -5,7 +5,7 @@ from glob import glob
 from setuptools import find_packages, setup
 
 PACKAGE = "g1_teleop"
-NODES = ["xr_input", "retarget", "policy", "sim_bridge", "hw_bridge", "robot_state", "eyes"]
+NODES = ["xr_input", "retarget", "policy", "sim_bridge", "hw_bridge", "robot_state", "eyes", "hand_retarget"]
 
 setup(
     name=PACKAGE,
