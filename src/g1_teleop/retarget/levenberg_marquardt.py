@@ -11,6 +11,8 @@ import numpy as np
 
 from g1_teleop.retarget.arm_ik_config import ArmIKConfig
 from g1_teleop.retarget.arm_ik_problem import ArmIKProblem, Linearization
+from g1_teleop.retarget.whole_body_config import WholeBodyConfig
+from g1_teleop.retarget.whole_body_problem import WholeBodyProblem
 
 _INITIAL_DAMPING = 1e-3  # initial Levenberg-Marquardt damping, relative to the largest Hessian diagonal entry
 _CLEARANCE_MARGIN_M = 5e-4  # steps aim this far beyond min_clearance_m, so linearisation errors stay outside
@@ -20,13 +22,14 @@ _DAQP_SOFT = 8  # DAQP constraint sense: soft (violated as little as possible wh
 
 
 class LevenbergMarquardt:
-    """Minimises an ``ArmIKProblem`` with the stopping rules of ``config`` (max_iterations, step_tolerance_rad,
-    cost_tolerance)."""
+    """Minimises an ``ArmIKProblem`` (or a problem with the same ``lower``, ``upper``, ``min_clearance_m`` and
+    ``linearize``, as ``whole_body_problem.WholeBodyProblem``) with the stopping rules of ``config``
+    (max_iterations, step_tolerance_rad, cost_tolerance)."""
 
-    def __init__(self, problem: ArmIKProblem, config: ArmIKConfig) -> None:
+    def __init__(self, problem: ArmIKProblem | WholeBodyProblem, config: ArmIKConfig | WholeBodyConfig) -> None:
         self._problem = problem
         self._config = config
-        self._eye = np.eye(problem.chains.size)
+        self._eye = np.eye(problem.lower.size)
 
     def minimize(self, start: np.ndarray, parameters: np.ndarray) -> tuple[Linearization, bool, int]:
         """Levenberg-Marquardt from ``start`` (arm joints in the order of x, rad; clipped to the bounds), each
