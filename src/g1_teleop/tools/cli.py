@@ -1,5 +1,5 @@
-"""g1-teleop: the command-line entry point (sim, launch, record, report, latency, call, topic, teleop-keys,
-xr-cert, bench)."""
+"""g1-teleop: the command-line entry point (sim, launch, record, report, latency, soak, call, topic,
+teleop-keys, xr-cert, bench)."""
 
 from __future__ import annotations
 
@@ -162,6 +162,23 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return main_from_args(args)
 
 
+def _cmd_soak(args: argparse.Namespace) -> int:
+    from g1_teleop.tools.soak import ROBOT_DOMAIN_ID, ROS_DOMAIN_ID, SoakConfig, parse_duration, run_soak
+
+    cfg = SoakConfig(duration_s=parse_duration(args.duration), interval_s=parse_duration(args.interval),
+                     controller=args.controller, scenario=args.scenario,
+                     ros_domain_id=ROS_DOMAIN_ID if args.ros_domain_id is None else args.ros_domain_id,
+                     robot_domain_id=ROBOT_DOMAIN_ID if args.robot_domain_id is None else args.robot_domain_id)
+    try:
+        result = run_soak(cfg, emit=lambda line: print(line, flush=True))
+    except RuntimeError as exc:
+        print(f"g1-teleop soak: {exc}", file=sys.stderr)
+        return 1
+    summary = result["summary"]
+    print(json.dumps(summary) if args.json else json.dumps(summary, indent=2))
+    return 0 if summary["safety_trips"] == 0 and not summary["nodes_dead"] else 1
+
+
 def _cmd_latency(args: argparse.Namespace) -> int:
     from g1_teleop.tools.latency import main_from_args
 
@@ -313,6 +330,17 @@ def build_parser() -> argparse.ArgumentParser:
                      "this interface (lo for the virtual robot) for the LowCmd hops")
     lat.add_argument("--robot-domain-id", type=int, default=0, help="live: the robot's DDS domain (default 0)")
     lat.set_defaults(func=_cmd_latency)
+    soak = sub.add_parser("soak", help="hours of the real-time graph against the virtual robot, ACTIVE, the "
+                          "scenario on loop: memory, deadline misses and safety trips every interval",
+                          description="Exit code 0 only when nothing tripped and every node lived.")
+    soak.add_argument("--duration", default="1h", help="how long: 1h, 10m, 90s (default 1h)")
+    soak.add_argument("--interval", default="1m", help="a line of figures this often (default 1m)")
+    soak.add_argument("--controller", choices=["builtin", "hold", "openwbt"], default="builtin")
+    soak.add_argument("--scenario", default="default", help="scenario name in config/scenarios/ or a YAML path")
+    soak.add_argument("--ros-domain-id", type=int, default=None, help="the graph's ROS domain (default 232: private)")
+    soak.add_argument("--robot-domain-id", type=int, default=None, help="the virtual robot's DDS domain (default 233)")
+    soak.add_argument("--json", action="store_true", help="the final figures as one JSON object on one line")
+    soak.set_defaults(func=_cmd_soak)
     bench = sub.add_parser("bench", help="run a benchmark and print its figures as JSON")
     bench.add_argument("name", choices=sorted(BENCHMARKS))
     bench.add_argument("--json", action="store_true", help="one JSON object on one line")
