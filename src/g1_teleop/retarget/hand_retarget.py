@@ -36,6 +36,7 @@ PALM_R_LANDMARKS = {
     "right": np.array([[0.0, -1.0, 0.0], [-1.0, 0.0, 0.0], [0.0, 0.0, -1.0]]),
 }
 _LANDMARK_TIPS = (THUMB_TIP, INDEX_TIP, MIDDLE_TIP)  # in FINGERS order
+_POS = 3 * len(FINGERS)  # fingertip position residuals
 PINCH_CHOICE_M = 0.02  # the thumb pinches the nearer finger: alone once the other is this much (m) further
 
 
@@ -135,22 +136,25 @@ class HandRetargeter:
         def evaluate(q: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
             tips, jac = self.kinematics.tips_and_jacobians(q)
             gaps = tips[1:] - tips[0]
-            apart = np.maximum(np.linalg.norm(gaps, axis=1), 1e-9)
-            r = np.concatenate([(tips - tips_target).ravel(), pinch_w * (apart - distance_target)])
-            J = np.vstack([jac.reshape(3 * len(FINGERS), -1),
-                           pinch_w[:, None] * np.einsum("fk,fkn->fn", gaps / apart[:, None], jac[1:] - jac[0])])
+            apart = np.sqrt(np.maximum((gaps * gaps).sum(axis=1), 1e-18))
+            r[:_POS] = (tips - tips_target).ravel()
+            r[_POS:] = pinch_w * (apart - distance_target)
+            J[:_POS] = jac.reshape(_POS, -1)
+            J[_POS:] = (pinch_w / apart)[:, None] * np.einsum("fk,fkn->fn", gaps, jac[1:] - jac[0])
             dq = q - q_prev
             return float(r @ r + cfg.smoothness_weight * dq @ dq), J.T @ J, J.T @ r + cfg.smoothness_weight * dq
+
+        r, J = np.empty(_POS + 2), np.empty((_POS + 2, q_prev.size))  # fingertips, then the two pinches
 
         q = q_prev.copy()
         cost, H, g = evaluate(q)
         damping = 1e-4
         eye = np.eye(q.size)
         for _ in range(cfg.max_iterations):
-            free = ~(((q <= self.lower) & (g > 0.0)) | ((q >= self.upper) & (g < 0.0)))
-            step = np.zeros(q.size)
-            Hf = H[np.ix_(free, free)] + (cfg.smoothness_weight + damping) * eye[: free.sum(), : free.sum()]
-            step[free] = np.linalg.solve(Hf, -g[free])
+            held = ((q <= self.lower) & (g > 0.0)) | ((q >= self.upper) & (g < 0.0))  # pushed against a limit
+            A = H + (cfg.smoothness_weight + damping) * eye
+            A[held], A[:, held], A[held, held] = 0.0, 0.0, 1.0
+            step = np.linalg.solve(A, np.where(held, 0.0, -g))
             q_next = np.clip(q + step, self.lower, self.upper)
             cost_next, H_next, g_next = evaluate(q_next)
             if cost_next < cost:
