@@ -3,7 +3,7 @@
 The objective is dex-retargeting's vector retargeting with DexPilot's pinch term (Qin et al., "AnyTeleop", RSS
 2023; Handa et al., "DexPilot", ICRA 2020), solved here by a few projected Gauss–Newton steps on Pinocchio's
 Jacobians: the ``dex-retargeting`` package (0.5.x) imports PyTorch for its loss's gradients, which PyPI ships for
-Linux only with NVIDIA's CUDA libraries (29 packages, several GB) — too much for 7 joints. The residuals:
+Linux only with NVIDIA's CUDA libraries (28 more packages, several GB) — too much for 7 joints. The residuals:
 
 - each fingertip (thumb, index, middle) at the operator's fingertip as seen from the wrist, ``scale``d and
   turned into the palm frame (the wrist landmark sits at the palm origin);
