@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-ROS_DOMAIN_ID = 232  # the soak's own domains: never a robot's (0), the tests' (1–200) or the benches' (230, 231)
-ROBOT_DOMAIN_ID = 233
+ROS_DOMAIN_ID = 229  # the soak's own domains: never a robot's (0), the tests' (1–200) or the benches' (230, 231);
+ROBOT_DOMAIN_ID = 228  # DDS ports (7400 + 250 · domain + …) leave nothing above 232
 COMMAND_PERIOD_S, LOWCMD_PERIOD_S = 0.02, 0.002
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d*)?)\s*(h|m|s)?\s*$")
 
