@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from g1_teleop.hardware.dex3 import SIDES, load_dex3
+from g1_teleop.launching.graph_description import load_graph
 from g1_teleop.retarget.hand_retarget import HandLandmarksError, HandRetargetConfig, HandRetargeter
 from g1_teleop.retarget.hand_retarget_kinematics import Dex3Kinematics
 from g1_teleop.retarget.hand_retarget_landmarks import THUMB_TIP, to_webxr_order
@@ -127,3 +128,12 @@ def test_avp_and_pico_layouts_give_the_webxr_order():
         to_webxr_order(webxr, "pico")
     with pytest.raises(ValueError, match="unknown hand landmark layout"):
         to_webxr_order(webxr, "quest")
+
+
+@pytest.mark.parametrize("graph", ["real", "sim"])
+def test_both_graphs_run_hand_retarget_with_dex3_only(graph):
+    def names(**args) -> list[str]:
+        return [node.name for node in load_graph(graph).resolve(args)]
+
+    assert "hand_retarget" not in names()
+    assert "hand_retarget" in names(dex3="true")

@@ -3,10 +3,11 @@
 Subscribes xr/left_hand and xr/right_hand (geometry_msgs/PoseArray: 25 landmarks in the hand frame, WebXR Hand
 Input order, from xr_input with source webxr) and publishes teleop/hand_target (sensor_msgs/JointState: the 7
 joints of each hand tracked, names and order of config/dex3.yaml, position = target in rad, stamped with the
-newest landmarks' stamp) every ``1 / rate_hz`` s of the wall clock. Each new set of landmarks is retargeted
-once (g1_teleop.retarget.hand_retarget: bounded least squares, low-pass filtered, clipped to the hand's limits);
-a hand whose landmarks are older than ``stale_s`` is left out, so hw_bridge holds it (after its own 0.5 s);
-landmarks that cannot be used (NaN, an untracked hand's zeros, not 25) are refused with one warning per kind.
+newest landmarks' stamp) every ``1 / rate_hz`` s of the wall clock. At each tick a hand's newest landmarks,
+if new, are retargeted (g1_teleop.retarget.hand_retarget: bounded least squares, low-pass filtered, clipped to
+the hand's limits; sets that came between two ticks are skipped); a hand whose landmarks are older than
+``stale_s`` is left out, so hw_bridge holds it (after its own 0.5 s); landmarks that cannot be used (NaN, an
+untracked hand's zeros, not 25) are refused with one warning per kind, and that hand is left out too.
 """
 
 from __future__ import annotations
