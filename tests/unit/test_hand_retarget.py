@@ -59,6 +59,16 @@ def test_a_pinch_closes_the_thumb_on_the_index_and_opening_parts_them(side):
 
 
 @pytest.mark.parametrize("side", SIDES)
+def test_a_thumb_middle_pinch_closes_the_thumb_on_the_middle_finger(side):
+    r = retargeter(side)
+    settle(r, hand_landmarks(side))
+    tips = r.kinematics.tips(settle(r, hand_landmarks(side, pinch=1.0, finger="middle")))
+    to_index, to_middle = np.linalg.norm(tips[1:] - tips[0], axis=1)
+    assert to_middle < 0.03 < to_index, f"{side}: thumb–middle {to_middle * 1e3:.1f} mm, thumb–index " \
+                                        f"{to_index * 1e3:.1f} mm"
+
+
+@pytest.mark.parametrize("side", SIDES)
 def test_targets_stay_within_the_dex3_limits_whatever_the_landmarks(side):
     r = retargeter(side, low_pass_alpha=1.0)
     limits = DEX3.limits[side]

@@ -46,19 +46,19 @@ def _thumb(side_sign: float, tip_at: np.ndarray | None) -> np.ndarray:
     return np.array([base, proximal, 0.5 * (proximal + tip_at), tip_at])
 
 
-def hand_landmarks(side: str, curl: float = 0.0, pinch: float = 0.0) -> np.ndarray:
+def hand_landmarks(side: str, curl: float = 0.0, pinch: float = 0.0, finger: str = "index") -> np.ndarray:
     """(25, 3) landmarks of a ``side`` hand, WebXR order, in xr/*_hand's frame (m). ``curl`` in [0, 1]: open hand
-    → fist (all four fingers); ``pinch`` in [0, 1]: open hand → thumb tip on index tip (the index and middle
-    bent as in a pinch), each landmark moving on a straight line."""
+    → fist (all four fingers); ``pinch`` in [0, 1]: open hand → thumb tip on the tip of ``finger`` (index or
+    middle; both bent as in a pinch), each landmark moving on a straight line."""
     sign = 1.0 if side == "left" else -1.0
     fist = (1.4 * curl, 1.5 * curl, 0.9 * curl)
     open_hand = [_thumb(sign, None)] + [_finger(sign, name, fist) for name in _FINGERS]
     points = np.vstack(open_hand)
     if pinch > 0.0:
-        index = _finger(sign, "index", _PINCH_FLEXION)
-        thumb = _thumb(sign, index[-1] + np.array([0.0, -0.008, 0.0]))  # pads touch: tips 8 mm apart
-        pinched = np.vstack([thumb, index, _finger(sign, "middle", _PINCH_FLEXION)] +
-                            [_finger(sign, name, fist) for name in ("ring", "pinky")])
+        index, middle = _finger(sign, "index", _PINCH_FLEXION), _finger(sign, "middle", _PINCH_FLEXION)
+        tip = {"index": index, "middle": middle}[finger][-1]
+        thumb = _thumb(sign, tip + np.array([0.0, -0.008, 0.0]))  # pads touch: tips 8 mm apart
+        pinched = np.vstack([thumb, index, middle] + [_finger(sign, name, fist) for name in ("ring", "pinky")])
         points = (1.0 - pinch) * points + pinch * pinched
     xr_points = np.vstack([np.zeros(3), points])  # the wrist at the joint frame's origin
     return hand_points_in_wrist(np.eye(4), xr_points)
