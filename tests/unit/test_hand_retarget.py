@@ -11,6 +11,7 @@ from g1_teleop.retarget.hand_retarget import HandLandmarksError, HandRetargetCon
 from g1_teleop.retarget.hand_retarget_kinematics import Dex3Kinematics
 from g1_teleop.retarget.hand_retarget_landmarks import THUMB_TIP, to_webxr_order
 from g1_teleop.tools.bench.hand_poses import hand_landmarks
+from g1_teleop.tools.bench.hands import bench_hands
 
 DEX3 = load_dex3()
 FINGER_JOINTS = [DEX3.motor_order.index(j) for j in ("index_0", "index_1", "middle_0", "middle_1")]
@@ -147,3 +148,11 @@ def test_both_graphs_run_hand_retarget_with_dex3_only(graph):
 
     assert "hand_retarget" not in names()
     assert "hand_retarget" in names(dex3="true")
+
+
+def test_the_hands_bench_reports_rates_and_pinch_gaps_per_hand():
+    figures = bench_hands(cycles=1)
+    for side in SIDES:
+        assert figures[f"{side}_retargets_per_cpu_s"] > 0 and figures[f"{side}_retarget_p50_us"] > 0
+        assert figures[f"{side}_pinch_thumb_index_max_mm"] < 30 < figures[f"{side}_open_thumb_index_min_mm"]
+    assert figures["landmark_sets_per_hand"] == 200
