@@ -1,7 +1,7 @@
 """An operator's hand (25 landmarks) → the 7 joints of one Dex3 hand: bounded least squares. ROS-free.
 
 The objective is dex-retargeting's vector retargeting with DexPilot's pinch term (Qin et al., "AnyTeleop", RSS
-2023; Handa et al., "DexPilot", ICRA 2020), solved here by a few projected Gauss–Newton steps on Pinocchio's
+2023; Handa et al., "DexPilot", ICRA 2020), solved here by a few bounded Levenberg–Marquardt steps on Pinocchio's
 Jacobians: the ``dex-retargeting`` package (0.5.x) imports PyTorch for its loss's gradients, which PyPI ships for
 Linux only with NVIDIA's CUDA libraries (28 more packages, several GB) — too much for 7 joints. The residuals:
 
@@ -63,7 +63,7 @@ class HandRetargetConfig:
                                        minimum=0.0)
     low_pass_alpha: float = setting(0.3, "the newest solution's share of the output, per operator sample "
                                     "(1: no filter)", positive=True, maximum=1.0)
-    max_iterations: int = setting(15, "Gauss–Newton steps at most per operator sample", minimum=1)
+    max_iterations: int = setting(15, "Levenberg–Marquardt steps at most per operator sample", minimum=1)
 
     def __post_init__(self) -> None:
         check_settings(self)
@@ -132,6 +132,7 @@ class HandRetargeter:
         the cost is refused and the damping raised."""
         tips_target, distance_target, pinch_w = self.targets(landmarks)
         cfg, q_prev = self.config, self.solution
+        r, J = np.empty(_POS + 2), np.empty((_POS + 2, q_prev.size))  # fingertips, then the two pinches
 
         def evaluate(q: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
             tips, jac = self.kinematics.tips_and_jacobians(q)
@@ -143,8 +144,6 @@ class HandRetargeter:
             J[_POS:] = (pinch_w / apart)[:, None] * np.einsum("fk,fkn->fn", gaps, jac[1:] - jac[0])
             dq = q - q_prev
             return float(r @ r + cfg.smoothness_weight * dq @ dq), J.T @ J, J.T @ r + cfg.smoothness_weight * dq
-
-        r, J = np.empty(_POS + 2), np.empty((_POS + 2, q_prev.size))  # fingertips, then the two pinches
 
         q = q_prev.copy()
         cost, H, g = evaluate(q)
