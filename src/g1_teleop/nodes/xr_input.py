@@ -9,8 +9,9 @@ them: g1_teleop.operator.webxr_source). Publishes xr/head (headset world, robot 
 xr/right_wrist (pelvis frame: the IK targets of left_ee / right_ee) and joy, stamped with the sample time; webxr
 also xr/left_hand, xr/right_hand (geometry_msgs/PoseArray: the 25 landmarks of a tracked hand in its hand frame,
 WebXR Hand Input order, orientations identity) and xr/status (std_msgs/String, latched: the link's one-line
-status, logged on each change). Lockstep: one sample per simulation clock tick (webxr: the newest headset sample,
-if new); otherwise samples at the source's device rate (webxr: each as it arrives).
+status, logged on each change), and shows the robot's camera frames of ``video_topic`` in the headset
+(operator.webxr_video). Lockstep: one sample per simulation clock tick (webxr: the newest headset sample, if new);
+otherwise samples at the source's device rate (webxr: each as it arrives).
 
 Playback starts with the first sample when ``autoplay`` is true. Otherwise the first sample is published
 (the operator holding still) until a call of the service xr_input/play (std_srvs/Trigger), which plays the
@@ -32,7 +33,7 @@ from rclpy.clock import Clock as RclClock
 from rclpy.clock import ClockType
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
-from sensor_msgs.msg import Joy
+from sensor_msgs.msg import CompressedImage, Joy
 from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
@@ -46,6 +47,7 @@ from g1_teleop.operator.webxr_server import WebXrConfig, WebXrServer, WebXrServe
 from g1_teleop.operator.webxr_source import SOURCES, NewestOnce, publication
 from g1_teleop.operator.webxr_status import LinkState, StatusLog
 from g1_teleop.ros.diagnostics import Diagnostics
+from g1_teleop.ros.image_messages import QOS_IMAGE, STEREO_TOPIC
 from g1_teleop.ros.messages import stamp_ns, to_stamp
 from g1_teleop.ros.node_main import run
 from g1_teleop.ros.parameters import declare_config
@@ -60,12 +62,13 @@ class XrInputConfig(WebXrConfig):
                           "headset, the operator topics of a recorded bag, or a live headset over WebXR",
                           choices=SOURCES)
     scenario: str = setting("default", "source scenario: a name in config/scenarios/ or a YAML path")
-    bag: str = setting("", "source bag: a rosbag2 folder with the operator topics (g1-teleop record, a sim run's "
-                       "bag/)")
+    bag: str = setting("", "source bag: a rosbag2 folder with the operator topics (g1-teleop record, a sim run's bag/)")
     rate_hz: float = setting(0.0, "samples per second when not in lockstep (Hz); 0: the source's device rate",
                              minimum=0.0)
     lockstep: bool = setting(True, "one sample per /clock tick; false: samples on a timer at rate_hz")
     autoplay: bool = setting(True, "play from the start; false: hold the first sample until xr_input/play")
+    video_topic: str = setting(STEREO_TOPIC, "source webxr: the robot's stereo camera frames shown in the headset "
+                               "(sensor_msgs/CompressedImage, JPEG left | right); empty: no video")
     wrist_reference: str = setting(
         "head", "head: wrists relative to the head position (OpenWBT/televuer); body: relative to a body-fixed "
         "frame (the neck pivot, heading calibrated on the first sample), so turning the head does not move the "
@@ -81,11 +84,8 @@ class XrInputConfig(WebXrConfig):
 
 
 def pose_msg(pose: np.ndarray, stamp: Time, frame_id: str) -> PoseStamped:
-    """(7,) position (m) and orientation (w, x, y, z) → PoseStamped, copied value for value.
-
-    Not ``ros.messages.pose_stamped_msg``: that one takes a 4×4 transform, and the way back from a rotation
-    matrix to a quaternion does not give a recorded quaternion's bits back, so a bag replay (source bag) would
-    no longer repeat the recorded run exactly."""
+    """(7,) position (m) and orientation (w, x, y, z) → PoseStamped, copied value for value (not through a rotation
+    matrix as ``ros.messages.pose_stamped_msg``: a bag replay publishes the recorded quaternions' bits)."""
     msg = PoseStamped()
     msg.header.stamp, msg.header.frame_id = stamp, frame_id
     p, o = msg.pose.position, msg.pose.orientation
@@ -145,9 +145,12 @@ class XrInput(Node):
             self.server.start()
         except WebXrServerError as exc:
             raise ValueError(f"the WebXR server: {exc}") from None
+        if cfg.video_topic:  # only handed over: the server splits and sends it in its own threads
+            self.create_subscription(CompressedImage, cfg.video_topic, lambda m: self.server.put_frame(
+                bytes(m.data), stamp_ns(m.header.stamp)), QOS_IMAGE)
         self.create_timer(0.2, self.on_status_timer, clock=RclClock(clock_type=ClockType.STEADY_TIME))
         pace = "the newest sample per /clock tick" if cfg.lockstep else "each sample as it arrives"
-        self.get_logger().info(f"webxr: {cfg.input} from {self.server.page_url} ({pace})")
+        self.get_logger().info(f"webxr: {cfg.input} from {self.server.page_url} ({pace}), video {cfg.video_topic!r}")
         self.on_status_timer()
 
     def destroy_node(self) -> None:
@@ -157,10 +160,7 @@ class XrInput(Node):
 
     def webxr_values(self) -> dict[str, object]:
         assert self.server is not None
-        status = self.server.status()
-        return {"source": "webxr", "input": self.cfg.input, "link": status.state.value, "clients": status.clients,
-                "operator": status.operator or "", "rate_hz": round(status.rate_hz, 1), "samples": self.samples,
-                "malformed": status.malformed}
+        return {"source": "webxr", "input": self.cfg.input, "samples": self.samples, **self.server.figures()}
 
     def on_status_timer(self) -> None:
         """The link's status: logged, on xr/status and in the diagnostics on each change (rate-limited)."""

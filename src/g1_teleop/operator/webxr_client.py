@@ -7,6 +7,10 @@ as a float64, ``undefined`` as the extension type 0 (``d4 00 00``), and maps in 
 controller poses come from a ``Float32Array`` (XRRigidTransform.matrix): their values are float32s. ``send``
 speaks over a WebSocket (the ``websockets`` package) to a WebXR server. Used by the benchmark and the tests,
 and to drive the server from a scenario without a headset.
+
+What the server sends is msgpack (``Vuer.send``: floats as float32, bytes as binary), decoded as msgpackr decodes
+it; ``video_frame`` reads a camera frame out of an event as the client renders it (vuer's ``ImageBackground``
+elements: their ``src`` JPEG bytes, one per eye layer, ``webxr_video``) and measures its latency.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import math
 import ssl
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +26,9 @@ import msgpack
 import numpy as np
 import websockets
 
+from g1_teleop.core.camera_images import decode_jpeg
 from g1_teleop.operator.webxr_events import HAND_JOINTS, INDEX_TIP, THUMB_TIP
+from g1_teleop.operator.webxr_video import EYE_LAYERS
 
 UNDEFINED = msgpack.ExtType(0, b"\x00")
 """JavaScript's ``undefined`` as msgpackr writes it."""
@@ -178,7 +185,52 @@ class HeadsetPage:
 
     async def receive(self, timeout_s: float = 5.0) -> dict:
         """The next event the server sends (msgpack-decoded)."""
-        return msgpack.unpackb(await asyncio.wait_for(self.socket.recv(), timeout_s), raw=False)
+        return (await self.receive_stamped(timeout_s))[0]
+
+    async def receive_stamped(self, timeout_s: float = 5.0) -> tuple[dict, int]:
+        """The next event the server sends and when it arrived (wall clock, ns), taken before decoding."""
+        data = await asyncio.wait_for(self.socket.recv(), timeout_s)
+        return msgpack.unpackb(data, raw=False), time.time_ns()
+
+
+@dataclass(frozen=True)
+class VideoFrame:
+    """A robot camera frame as the page got it: each eye's image (RGB, height × width × 3), the elements' fields
+    (but ``src``) by eye, the frame's sequence number, its camera stamp, the server's send time and the page's
+    receive time (wall clock, ns)."""
+
+    left: np.ndarray
+    right: np.ndarray
+    fields: dict[str, dict]
+    seq: int
+    stamp_ns: int
+    sent_ns: int
+    received_ns: int
+
+    @property
+    def latency_s(self) -> float:
+        """Server send → page receive (s): meaningful when both run on one clock (the same machine)."""
+        return (self.received_ns - self.sent_ns) / 1e9
+
+
+def video_frame(event: dict, received_ns: int) -> VideoFrame | None:
+    """The camera frame an event carries, None when it carries none; ValueError when its elements are not one
+    ``ImageBackground`` with a JPEG per eye layer (1: left, 2: right) upserted into ``bgChildren``."""
+    data = event.get("data") or {}
+    nodes = [n for n in data.get("nodes", []) if isinstance(n, dict) and n.get("tag") == "ImageBackground"]
+    if event.get("etype") != "UPSERT" or not nodes:
+        return None
+    by_layer = {n.get("layers"): n for n in nodes}
+    if data.get("to") != "bgChildren" or sorted(by_layer) != sorted(EYE_LAYERS.values()) or len(nodes) != 2:
+        raise ValueError(f"a camera frame must be two ImageBackground elements on layers 1 and 2 in bgChildren, "
+                         f"got layers {[n.get('layers') for n in nodes]} in {data.get('to')!r}")
+    eyes = {side: by_layer[layer] for side, layer in EYE_LAYERS.items()}
+    images = {side: decode_jpeg(bytes(node["src"])) for side, node in eyes.items()}
+    camera = event.get("camera", {})
+    return VideoFrame(images["left"], images["right"],
+                      {side: {k: v for k, v in node.items() if k != "src"} for side, node in eyes.items()},
+                      int(camera.get("seq", 0)), int(camera.get("stamp_ns", 0)), int(camera.get("sent_ns", 0)),
+                      received_ns)
 
 
 def page_ssl_context(ca_file: str | None = None) -> ssl.SSLContext:

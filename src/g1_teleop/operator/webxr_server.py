@@ -4,7 +4,8 @@ ROS-free.
 The headset's browser opens ``page_url`` (vuer's web client, shipped in the ``vuer`` wheel: no internet needed);
 the page connects back over a secure WebSocket on the same port and, once the operator presses Virtual Reality
 or Pass-through, streams the head pose, and the hands or the controllers (``webxr_events``). Each connection
-gets vuer's ``Hands`` or ``MotionControllers`` element with ``stream=True`` (as televuer's ``TeleVuer`` does);
+gets vuer's ``Hands`` or ``MotionControllers`` element with ``stream=True`` (as televuer's ``TeleVuer`` does),
+then the robot's camera frames handed to ``put_frame`` (``webxr_video``: at most ``video_fps``, newest only);
 its events become ``XrSample`` s (``webxr_samples``), the newest of which ``newest()`` returns and ``on_sample``
 receives in the server's thread as it arrives. Only one headset is followed: the first connection that sends
 samples, until it closes (another page opened on a laptop does not move the robot). ``status()`` tells the link's
@@ -38,6 +39,7 @@ from g1_teleop.core.settings import setting
 from g1_teleop.operator.webxr_events import TRACKING_EVENTS, HeadPose, MalformedEvent, parse_event
 from g1_teleop.operator.webxr_samples import INPUTS, SampleAssembler, XrSample
 from g1_teleop.operator.webxr_status import LinkMonitor, XrLinkStatus
+from g1_teleop.operator.webxr_video import VideoFigures, VideoGeometry, VideoStreamer
 from g1_teleop.operator.xr_certificates import (
     CertificateError,
     CertificateFiles,
@@ -55,7 +57,7 @@ try:
     from vuer import Vuer, VuerSession
     from vuer.base import handle_file_request
     from vuer.events import ClientEvent, Upsert
-    from vuer.schemas import Hands, MotionControllers
+    from vuer.schemas import Hands, ImageBackground, MotionControllers  # noqa: F401 (ImageBackground: webxr_video's)
 finally:
     sys.argv = _argv
 
@@ -81,6 +83,12 @@ class WebXrConfig(XrJoyConfig):
                                 positive=True, maximum=120.0)
     stale_after_s: float = setting(0.5, "the link's status turns stale when no sample came for this long (s)",
                                    positive=True)
+    video_fps: float = setting(30.0, "at most this many of the robot's camera frames a second to each page (Hz)",
+                               positive=True, maximum=120.0)
+    video_height_m: float = setting(1.0, "height of the camera image's plane in the headset (m; televuer's)",
+                                    positive=True)
+    video_distance_m: float = setting(1.0, "distance of the camera image's plane from the operator's eyes (m)",
+                                      positive=True)
     cert_dir: str = setting("", "folder of the server's cert.pem and key.pem (g1-teleop xr-cert); empty: "
                             "~/.config/g1_teleop/xr")
 
@@ -116,6 +124,8 @@ class WebXrServer:
         self._monitor = LinkMonitor(self.url, self.page_url, config.input, config.stale_after_s)
         self._newest: XrSample | None = None
         self._sessions: dict[Any, SampleAssembler] = {}
+        self._pages: set[Any] = set()  # the WebSocket ids of the pages asked to stream: they get the video
+        self._video = VideoStreamer(config.video_fps, VideoGeometry(config.video_height_m, config.video_distance_m))
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop: asyncio.Event | None = None
@@ -166,6 +176,22 @@ class WebXrServer:
         with self._lock:
             return self._newest
 
+    def put_frame(self, jpeg: bytes, stamp_ns: int) -> None:
+        """The robot's newest stereo camera frame (JPEG, left | right; camera stamp, ns) for the pages
+        (``webxr_video``); returns at once, from any thread."""
+        self._video.put(jpeg, stamp_ns)
+
+    def video_figures(self) -> VideoFigures:
+        """The camera frames' counts since the start (``webxr_video.VideoFigures``)."""
+        return self._video.figures
+
+    def figures(self) -> dict[str, object]:
+        """The link's and the video's figures now, for a diagnostics message."""
+        status, video = self.status(), self._video.figures
+        return {"link": status.state.value, "clients": status.clients, "operator": status.operator or "",
+                "rate_hz": round(status.rate_hz, 1), "malformed": status.malformed, "video_frames_in": video.frames_in,
+                "video_events_sent": video.events_sent, "video_bad_frames": video.bad_frames}
+
     def status(self, now_s: float | None = None) -> XrLinkStatus:
         """The link's state at ``now_s`` (time.monotonic(), s; default now)."""
         with self._lock:
@@ -213,9 +239,12 @@ class WebXrServer:
             await runner.cleanup()
             return
         started.set()
+        video = asyncio.create_task(self._video.run(lambda: list(self._pages),
+                                                    lambda ws_id, data: self._vuer.send(ws_id, event_bytes=data)))
         try:
             await self._stop.wait()
         finally:
+            video.cancel()
             await runner.cleanup()
 
     async def _page_or_socket(self, request: web.Request) -> web.StreamResponse:
@@ -249,8 +278,12 @@ class WebXrServer:
             element = MotionControllers(key="motionControllers", stream=True, fps=self.config.stream_fps,
                                         left=True, right=True)
         await self._vuer.send(ws_id, Upsert(element, to="bgChildren"))
-        while ws_id in self._vuer.ws:  # vuer removes it when the WebSocket closes
-            await asyncio.sleep(0.1)
+        self._pages.add(ws_id)
+        try:
+            while ws_id in self._vuer.ws:  # vuer removes it when the WebSocket closes
+                await asyncio.sleep(0.1)
+        finally:
+            self._pages.discard(ws_id)
 
     async def _on_event(self, event: ClientEvent, session: VuerSession) -> None:
         received_s = time.monotonic()

@@ -1,0 +1,187 @@
+"""The robot's eyes in the headset: the newest stereo camera frame sent to each connected page. ROS-free.
+
+A frame is one JPEG, left | right side by side (the eyes' ``camera/stereo/image_raw/compressed``). The page shows it
+as vuer's web client shows a robot's binocular camera (televuer's immersive mode): two ``ImageBackground`` elements
+upserted into ``bgChildren``, the left eye's image on three.js layer 1 and the right eye's on layer 2 (the layers
+the WebXR left and right eye cameras render; vuer's ImagePlane sets them in immersive sessions), each a plane
+``height_m`` tall ``distance_m`` in front of the viewer, facing it. The JPEG is split into the two eyes' JPEGs
+(decoded once, each half coded again with the frame's own quantisation tables and subsampling) in a coding thread
+of its own, off the server's event loop, so the headset's pose stream is never held up by a frame.
+
+Latency first: only the newest frame is kept (``put`` replaces any frame not yet sent), a page gets at most
+``fps`` frames a second, and a page whose previous frame is still being written to its socket skips frames
+rather than queueing them. Frames are split only while a page is connected.
+
+The event is vuer's UPSERT as ``Vuer.send`` packs it (msgpack, floats as float32, binary ``src``), with one field
+the client ignores, ``camera``: the frame's ``seq``, its camera ``stamp_ns`` and the server's ``sent_ns`` (wall
+clock, ns; integers, since vuer's float32 ``ts`` cannot hold a time to the millisecond), from which a page measures
+the frames' latency (``webxr_client.video_frame``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import threading
+import time
+from collections.abc import Awaitable, Callable, Hashable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from msgpack import packb
+from PIL import Image as PilImage
+from PIL import JpegImagePlugin
+
+VIDEO_PARENT = "bgChildren"  # vuer's node for scene-fixed elements (where the Hands element goes too)
+EYE_KEYS = {"left": "robot-eye-left", "right": "robot-eye-right"}
+EYE_LAYERS = {"left": 1, "right": 2}  # three.js layers of the WebXR left and right eye cameras
+
+
+@dataclass(frozen=True)
+class VideoGeometry:
+    """Where the page shows the images: a plane ``height_m`` tall, ``distance_m`` in front of the viewer (m)."""
+
+    height_m: float = 1.0
+    distance_m: float = 1.0
+
+
+@dataclass(frozen=True)
+class EyeImages:
+    """One stereo frame as the page gets it: each eye's JPEG (width × height pixels), the frame's sequence number
+    (from 1) and camera stamp (ns)."""
+
+    left: bytes
+    right: bytes
+    width: int
+    height: int
+    seq: int
+    stamp_ns: int
+
+
+class BadFrame(ValueError):
+    """A frame that cannot be shown (not a JPEG, odd width); the message says why."""
+
+
+def split_stereo_jpeg(jpeg: bytes, seq: int = 0, stamp_ns: int = 0) -> EyeImages:
+    """The two eyes' JPEGs of a side-by-side stereo JPEG (left | right, even width)."""
+    try:
+        with PilImage.open(io.BytesIO(jpeg)) as image:
+            if image.format != "JPEG":
+                raise BadFrame(f"a camera frame is not a JPEG but {image.format}")
+            if image.width % 2:
+                raise BadFrame(f"a side-by-side stereo frame has an even width, got {image.width}")
+            options = {"qtables": image.quantization, "subsampling": JpegImagePlugin.get_sampling(image)}
+            image.load()
+            half = image.width // 2
+            halves = [image.crop((0, 0, half, image.height)), image.crop((half, 0, image.width, image.height))]
+    except (OSError, SyntaxError) as exc:  # Pillow's errors for unreadable data
+        raise BadFrame(f"a camera frame is not a JPEG ({len(jpeg)} bytes): {exc}") from None
+    left, right = (_jpeg(h, options) for h in halves)
+    return EyeImages(left, right, half, halves[0].height, seq, stamp_ns)
+
+
+def _jpeg(image: PilImage.Image, options: dict) -> bytes:
+    buffer = io.BytesIO()
+    image.save(buffer, format="JPEG", **options)
+    return buffer.getvalue()
+
+
+def video_event(eyes: EyeImages, geometry: VideoGeometry, sent_ns: int) -> bytes:
+    """The UPSERT of both eyes' ImageBackground elements, packed as vuer's ``Vuer.send`` packs an event."""
+    from g1_teleop.operator.webxr_server import ImageBackground, Upsert  # vuer's, imported there (argv hidden)
+
+    elements = [ImageBackground(src=getattr(eyes, side), key=EYE_KEYS[side], aspect=eyes.width / eyes.height,
+                                height=geometry.height_m, distanceToCamera=geometry.distance_m,
+                                layers=EYE_LAYERS[side], interpolate=True) for side in ("left", "right")]
+    event = Upsert(*elements, to=VIDEO_PARENT).serialize()
+    event["camera"] = {"seq": eyes.seq, "stamp_ns": eyes.stamp_ns, "sent_ns": sent_ns}
+    return packb(event, use_single_float=True, use_bin_type=True)
+
+
+@dataclass
+class VideoFigures:
+    """Counts since the start: frames handed over, frames split, events sent (one per page and frame), frames a
+    busy page skipped, frames that could not be shown (and the last reason)."""
+
+    frames_in: int = 0
+    frames_split: int = 0
+    events_sent: int = 0
+    skipped_busy: int = 0
+    bad_frames: int = 0
+    last_bad: str = ""
+
+
+class VideoStreamer:
+    """The newest frame to every page, at most ``fps`` a second each (module docstring). ``put`` from any thread;
+    ``run`` in the server's event loop with ``pages()`` (the open pages' ids) and ``send(page, bytes)``."""
+
+    def __init__(self, fps: float, geometry: VideoGeometry) -> None:
+        self.fps, self.geometry = fps, geometry
+        self.figures = VideoFigures()
+        self._lock = threading.Lock()
+        self._newest: tuple[bytes, int] | None = None
+        self._seq = 0
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._wake: asyncio.Event | None = None
+
+    def put(self, jpeg: bytes, stamp_ns: int) -> None:
+        """A new stereo frame (camera stamp ``stamp_ns``); it replaces one not sent yet. Returns at once."""
+        with self._lock:
+            self._newest = (jpeg, stamp_ns)
+            self.figures.frames_in += 1
+            loop, wake = self._loop, self._wake
+        if loop is not None and wake is not None:
+            with contextlib.suppress(RuntimeError):  # the server's loop has ended
+                loop.call_soon_threadsafe(wake.set)
+
+    def _take(self) -> tuple[bytes, int] | None:
+        with self._lock:
+            newest, self._newest = self._newest, None
+            return newest
+
+    async def run(self, pages: Callable[[], list[Hashable]],
+                  send: Callable[[Hashable, bytes], Awaitable[object]]) -> None:
+        """Until cancelled: each new frame split in the coding thread and sent to every page not still busy."""
+        loop = asyncio.get_running_loop()
+        wake = asyncio.Event()
+        with self._lock:
+            self._loop, self._wake = loop, wake
+        sending: dict[Hashable, asyncio.Task] = {}
+        period_s, next_s = 1.0 / self.fps, 0.0
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="webxr-video") as coder:
+            try:
+                while True:
+                    await wake.wait()
+                    wake.clear()
+                    await asyncio.sleep(max(0.0, next_s - time.monotonic()))  # the rate; a newer frame may come
+                    open_pages = pages()
+                    frame = self._take()
+                    if frame is None or not open_pages:
+                        continue
+                    next_s = time.monotonic() + period_s
+                    self._seq += 1
+                    try:
+                        eyes = await loop.run_in_executor(coder, split_stereo_jpeg, frame[0], self._seq, frame[1])
+                    except BadFrame as exc:
+                        self.figures.bad_frames, self.figures.last_bad = self.figures.bad_frames + 1, str(exc)
+                        continue
+                    self.figures.frames_split += 1
+                    data = video_event(eyes, self.geometry, time.time_ns())
+                    for page in open_pages:
+                        if page in sending and not sending[page].done():
+                            self.figures.skipped_busy += 1
+                            continue
+                        sending[page] = loop.create_task(self._send(send, page, data))
+                    for page in [p for p, task in sending.items() if task.done()]:
+                        del sending[page]
+            finally:
+                with self._lock:
+                    self._loop = self._wake = None
+                for task in sending.values():
+                    task.cancel()
+
+    async def _send(self, send: Callable[[Hashable, bytes], Awaitable[object]], page: Hashable, data: bytes) -> None:
+        with contextlib.suppress(ConnectionError, RuntimeError, KeyError):  # the page went away meanwhile
+            await send(page, data)
+            self.figures.events_sent += 1
