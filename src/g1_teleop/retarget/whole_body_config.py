@@ -94,7 +94,7 @@ class WholeBodyConfig:
     max_iterations: int = setting(11, "kinematics evaluations per IK phase (GMR: 1 + 10 iterations)", minimum=1)
     step_tolerance_rad: float = setting(1e-5, "a phase has converged when its undamped step moves no coordinate "
                                         "more than this (rad, m)", positive=True)
-    cost_tolerance: float = setting(1e-6, "a phase has also converged when that step is predicted to lower the "
+    cost_tolerance: float = setting(1e-4, "a phase has also converged when that step is predicted to lower the "
                                     "objective by less than this fraction of it", positive=True)
     max_joint_speed: float = setting(3.0 * math.pi, "largest joint speed between two body frames (rad/s)",
                                      positive=True)

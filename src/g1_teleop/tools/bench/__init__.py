@@ -11,6 +11,7 @@ from collections.abc import Callable
 # name -> (module, function, what it measures)
 BENCHMARKS: dict[str, tuple[str, str, str]] = {
     "ik": ("ik", "bench_ik", "dual-arm IK solve time and accuracy, with mink on the same cases"),
+    "retarget": ("retarget", "bench_retarget", "retargeting on known motions (whole body: GMR's method), with mink"),
     "hands": ("hands", "bench_hands", "Dex3 hand retargeting (25 landmarks → 7 joints) per second per hand, pinch"),
     "sim": ("sim", "bench_sim", "simulator core: control period time, real-time factor"),
     "policy": ("policy", "bench_policy", "50 Hz lower-body step and the real-time command period"),
