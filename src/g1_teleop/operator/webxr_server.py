@@ -34,12 +34,20 @@ from typing import Any
 from aiohttp import hdrs, web
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
+from msgpack import packb
 
 from g1_teleop.core.settings import setting
 from g1_teleop.operator.webxr_events import TRACKING_EVENTS, HeadPose, MalformedEvent, parse_event
 from g1_teleop.operator.webxr_samples import INPUTS, SampleAssembler, XrSample
 from g1_teleop.operator.webxr_status import LinkMonitor, XrLinkStatus
-from g1_teleop.operator.webxr_video import VideoFigures, VideoGeometry, VideoStreamer
+from g1_teleop.operator.webxr_video import (
+    EYE_KEYS,
+    EYE_LAYERS,
+    VIDEO_PARENT,
+    EyeImages,
+    VideoFigures,
+    VideoStreamer,
+)
 from g1_teleop.operator.xr_certificates import (
     CertificateError,
     CertificateFiles,
@@ -57,7 +65,7 @@ try:
     from vuer import Vuer, VuerSession
     from vuer.base import handle_file_request
     from vuer.events import ClientEvent, Upsert
-    from vuer.schemas import Hands, ImageBackground, MotionControllers  # noqa: F401 (ImageBackground: webxr_video's)
+    from vuer.schemas import Hands, ImageBackground, MotionControllers
 finally:
     sys.argv = _argv
 
@@ -125,7 +133,7 @@ class WebXrServer:
         self._newest: XrSample | None = None
         self._sessions: dict[Any, SampleAssembler] = {}
         self._pages: set[Any] = set()  # the WebSocket ids of the pages asked to stream: they get the video
-        self._video = VideoStreamer(config.video_fps, VideoGeometry(config.video_height_m, config.video_distance_m))
+        self._video = VideoStreamer(config.video_fps, self._video_event)
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop: asyncio.Event | None = None
@@ -196,6 +204,15 @@ class WebXrServer:
         """The link's state at ``now_s`` (time.monotonic(), s; default now)."""
         with self._lock:
             return self._monitor.status(time.monotonic() if now_s is None else now_s)
+
+    def _video_event(self, eyes: EyeImages, sent_ns: int) -> bytes:
+        """A frame's UPSERT (``webxr_video``): one ImageBackground per eye layer, packed as ``Vuer.send`` packs."""
+        elements = [ImageBackground(src=getattr(eyes, side), key=EYE_KEYS[side], aspect=eyes.width / eyes.height,
+                                    height=self.config.video_height_m, distanceToCamera=self.config.video_distance_m,
+                                    layers=EYE_LAYERS[side], interpolate=True) for side in ("left", "right")]
+        event = Upsert(*elements, to=VIDEO_PARENT).serialize()
+        event["camera"] = {"seq": eyes.seq, "stamp_ns": eyes.stamp_ns, "sent_ns": sent_ns}
+        return packb(event, use_single_float=True, use_bin_type=True)
 
     def _fail(self, reason: str) -> None:
         with self._lock:

@@ -4,18 +4,18 @@ A frame is one JPEG, left | right side by side (the eyes' ``camera/stereo/image_
 as vuer's web client shows a robot's binocular camera (televuer's immersive mode): two ``ImageBackground`` elements
 upserted into ``bgChildren``, the left eye's image on three.js layer 1 and the right eye's on layer 2 (the layers
 the WebXR left and right eye cameras render; vuer's ImagePlane sets them in immersive sessions), each a plane
-``height_m`` tall ``distance_m`` in front of the viewer, facing it. The JPEG is split into the two eyes' JPEGs
-(decoded once, each half coded again with the frame's own quantisation tables and subsampling) in a coding thread
-of its own, off the server's event loop, so the headset's pose stream is never held up by a frame.
+``video_height_m`` tall ``video_distance_m`` in front of the viewer, facing it. The JPEG is split into the two
+eyes' JPEGs (decoded once, each half coded again with the frame's own quantisation tables and subsampling) in a
+coding thread of its own, off the server's event loop, so the headset's pose stream is never held up by a frame.
 
 Latency first: only the newest frame is kept (``put`` replaces any frame not yet sent), a page gets at most
 ``fps`` frames a second, and a page whose previous frame is still being written to its socket skips frames
 rather than queueing them. Frames are split only while a page is connected.
 
-The event is vuer's UPSERT as ``Vuer.send`` packs it (msgpack, floats as float32, binary ``src``), with one field
-the client ignores, ``camera``: the frame's ``seq``, its camera ``stamp_ns`` and the server's ``sent_ns`` (wall
-clock, ns; integers, since vuer's float32 ``ts`` cannot hold a time to the millisecond), from which a page measures
-the frames' latency (``webxr_client.video_frame``).
+The event (``webxr_server`` builds it with vuer's classes) is vuer's UPSERT as ``Vuer.send`` packs it (msgpack,
+floats as float32, binary ``src``), with one field the client ignores, ``camera``: the frame's ``seq``, its camera
+``stamp_ns`` and the server's ``sent_ns`` (wall clock, ns; integers, since vuer's float32 ``ts`` cannot hold a time
+to the millisecond), from which a page measures the frames' latency (``webxr_client.video_frame``).
 """
 
 from __future__ import annotations
@@ -29,21 +29,12 @@ from collections.abc import Awaitable, Callable, Hashable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from msgpack import packb
 from PIL import Image as PilImage
 from PIL import JpegImagePlugin
 
 VIDEO_PARENT = "bgChildren"  # vuer's node for scene-fixed elements (where the Hands element goes too)
 EYE_KEYS = {"left": "robot-eye-left", "right": "robot-eye-right"}
 EYE_LAYERS = {"left": 1, "right": 2}  # three.js layers of the WebXR left and right eye cameras
-
-
-@dataclass(frozen=True)
-class VideoGeometry:
-    """Where the page shows the images: a plane ``height_m`` tall, ``distance_m`` in front of the viewer (m)."""
-
-    height_m: float = 1.0
-    distance_m: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -87,18 +78,6 @@ def _jpeg(image: PilImage.Image, options: dict) -> bytes:
     return buffer.getvalue()
 
 
-def video_event(eyes: EyeImages, geometry: VideoGeometry, sent_ns: int) -> bytes:
-    """The UPSERT of both eyes' ImageBackground elements, packed as vuer's ``Vuer.send`` packs an event."""
-    from g1_teleop.operator.webxr_server import ImageBackground, Upsert  # vuer's, imported there (argv hidden)
-
-    elements = [ImageBackground(src=getattr(eyes, side), key=EYE_KEYS[side], aspect=eyes.width / eyes.height,
-                                height=geometry.height_m, distanceToCamera=geometry.distance_m,
-                                layers=EYE_LAYERS[side], interpolate=True) for side in ("left", "right")]
-    event = Upsert(*elements, to=VIDEO_PARENT).serialize()
-    event["camera"] = {"seq": eyes.seq, "stamp_ns": eyes.stamp_ns, "sent_ns": sent_ns}
-    return packb(event, use_single_float=True, use_bin_type=True)
-
-
 @dataclass
 class VideoFigures:
     """Counts since the start: frames handed over, frames split, events sent (one per page and frame), frames a
@@ -114,10 +93,11 @@ class VideoFigures:
 
 class VideoStreamer:
     """The newest frame to every page, at most ``fps`` a second each (module docstring). ``put`` from any thread;
-    ``run`` in the server's event loop with ``pages()`` (the open pages' ids) and ``send(page, bytes)``."""
+    ``run`` in the server's event loop with ``pages()`` (the open pages' ids) and ``send(page, bytes)``;
+    ``event(eyes, sent_ns)`` packs a frame's event (the server's, with vuer's classes)."""
 
-    def __init__(self, fps: float, geometry: VideoGeometry) -> None:
-        self.fps, self.geometry = fps, geometry
+    def __init__(self, fps: float, event: Callable[[EyeImages, int], bytes]) -> None:
+        self.fps, self.event = fps, event
         self.figures = VideoFigures()
         self._lock = threading.Lock()
         self._newest: tuple[bytes, int] | None = None
@@ -167,7 +147,7 @@ class VideoStreamer:
                         self.figures.bad_frames, self.figures.last_bad = self.figures.bad_frames + 1, str(exc)
                         continue
                     self.figures.frames_split += 1
-                    data = video_event(eyes, self.geometry, time.time_ns())
+                    data = self.event(eyes, time.time_ns())
                     for page in open_pages:
                         if page in sending and not sending[page].done():
                             self.figures.skipped_busy += 1

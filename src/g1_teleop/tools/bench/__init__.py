@@ -18,6 +18,8 @@ BENCHMARKS: dict[str, tuple[str, str, str]] = {
     "lowcmd": ("lowcmd", "bench_lowcmd", "hw_bridge's LowCmd path against the virtual robot"),
     "publish": ("publish", "bench_publish", "how long a ROS publish stalls when a subscriber dies"),
     "xr": ("xr", "bench_xr", "headset event → operator sample in the WebXR server (hands, controllers)"),
+    "xr-video": ("xr_video", "bench_xr_video", "the robot's stereo frames from ROS to the headset page (fps, latency), "
+                 "hand events meanwhile"),
     "fuzz": ("g1_teleop.tools.fuzz", "bench_fuzz", "10⁴ fuzzed messages per input topic into the running sim graph"),
     "eyes": ("eyes", "bench_eyes", "eye cameras: render, JPEG, frames delivered, latency, sim speed with and without"),
 }

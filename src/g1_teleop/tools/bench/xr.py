@@ -14,7 +14,7 @@ left wrist) in another process, the bench's (rclpy, best effort as retarget subs
 its event by the position it carries (the left wrist's height encodes the event's index). Also: the server
 process's CPU while one page is connected and idle (vuer's own uplink task spins a core; the server replaces it),
 and the machine's load average, since other processes on the cores delay the server's thread. The robot's camera
-frames to the page, and the hand events meanwhile: ``xr_video``."""
+frames to the page, and the hand events meanwhile: `g1-teleop bench xr-video` (``xr_video``)."""
 
 from __future__ import annotations
 
@@ -61,9 +61,6 @@ def bench_xr() -> dict[str, float]:
         for input in ("hands", "controllers"):
             out.update(_run(files, input))
         out.update(_topic_latency(files))
-        from g1_teleop.tools.bench.xr_video import video_figures  # (its page streams this module's events)
-
-        out.update(video_figures(files))
         out["idle_connected_cpu_percent"] = _idle_cpu_percent(files)
         out["load_average_1min"] = round(os.getloadavg()[0], 2)
         return out

@@ -1,5 +1,5 @@
-"""`g1-teleop bench xr`'s camera part: the robot's stereo frames from a ROS topic to the headset's page, and the
-pose stream meanwhile.
+"""`g1-teleop bench xr-video`: the robot's stereo frames from a ROS topic to the headset's page, and the pose stream
+meanwhile.
 
 xr_input (``source:=webxr``, real time, ``video_fps`` 30) runs as a process of its own on the xr bench's private ROS
 domain; the bench publishes ``camera/stereo/image_raw/compressed`` at ``CAMERA_HZ`` (a 1280×480 JPEG of textured
@@ -14,16 +14,19 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
+import tempfile
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
 
 from g1_teleop.core.camera_images import encode_jpeg
 from g1_teleop.operator.webxr_client import HeadsetPage, camera_move, page_ssl_context, video_frame
-from g1_teleop.operator.xr_certificates import CertificateFiles
+from g1_teleop.operator.xr_certificates import CertificateFiles, make_certificates
 from g1_teleop.operator.xr_frames import DEFAULT_WORLD_T_HEAD, robot_to_openxr
 from g1_teleop.tools.bench.figures import BenchError, percentiles
 from g1_teleop.tools.bench.xr import (
@@ -51,6 +54,12 @@ def _camera_jpegs(count: int = 8) -> list[bytes]:
         image = np.clip(image.astype(int) + rng.integers(-12, 13, image.shape), 0, 255).astype(np.uint8)
         jpegs.append(encode_jpeg(image))
     return jpegs
+
+
+def bench_xr_video() -> dict[str, float]:
+    with tempfile.TemporaryDirectory() as folder:
+        figures = video_figures(make_certificates(Path(folder), ("127.0.0.1",), ("localhost",)))
+    return {**figures, "load_average_1min": round(os.getloadavg()[0], 2)}
 
 
 def video_figures(files: CertificateFiles) -> dict[str, float]:
