@@ -1,13 +1,13 @@
 """`g1-teleop bench xr-video`: the robot's stereo frames from a ROS topic to the headset's page, and the pose stream
 meanwhile.
 
-xr_input (``source:=webxr``, real time, ``video_fps`` 30) runs as a process of its own on the xr bench's private ROS
-domain; the bench publishes ``camera/stereo/image_raw/compressed`` at ``CAMERA_HZ`` (a 1280×480 JPEG of textured
-content, about the eyes' size, stamped with the wall clock) and the simulated page (``operator.webxr_client``, a
-process of its own) receives the frames while it streams the xr bench's HAND_MOVE events at its ``RATE_HZ``. At the
-page: frames per second, each frame's latency from the server's send and from its camera stamp to its arrival
-(wall clock, one machine), checked to be the eyes' 640×480 images; at the bench: each hand event's latency to its
-xr/right_wrist, to compare with ``hands_event_to_topic`` without video.
+xr_input (``source:=webxr``, real time, ``video_fps`` 60: its default) runs as a process of its own on the xr
+bench's private ROS domain; the bench publishes ``camera/stereo/image_raw/compressed`` at ``CAMERA_HZ`` (a 1280×480
+JPEG of textured content, about the eyes' size, stamped with the wall clock) and the simulated page
+(``operator.webxr_client``, a process of its own) receives the frames while it streams the xr bench's HAND_MOVE
+events at its ``RATE_HZ``. At the page: frames per second, each frame's latency from the server's send and from its
+camera stamp to its arrival (wall clock, one machine), checked to be the eyes' 640×480 images; at the bench: each
+hand event's latency to its xr/right_wrist, to compare with ``hands_event_to_topic`` without video (bench xr).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from g1_teleop.tools.bench.xr import (
 )
 
 CAMERA_HZ = 30.0
-VIDEO_FPS = 30.0
+VIDEO_FPS = 60.0  # xr_input's default
 
 
 def _camera_jpegs(count: int = 8) -> list[bytes]:
