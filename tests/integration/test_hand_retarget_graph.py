@@ -110,12 +110,24 @@ def test_an_operator_pinch_closes_the_dex3_thumb_on_the_index(make_rig):
         assert "are not finite" in rig.log
 
         # The operator's hands reopen, then tracking stops: the hands hold where they were.
-        operator(1.5, 0.0)
+        t_reopen = time.monotonic()
+
+        def reopened() -> bool:
+            return all(any(thumb_index_m(side, q) > 0.06 for q in commanded(side, t_reopen)) for side in SIDES)
+
+        for _ in range(300):  # at most 5 s at 60 Hz (done within 0.5 s on a quiet machine)
+            operator(HAND_PERIOD_S, 0.0)
+            if reopened():
+                break
+        assert reopened(), f"the hands did not reopen (bridge {rig.state}, last targets {targets[-1].position}):\n" \
+                           f"{rig.log}"
+        operator(0.3, 0.0)
         t_stale = time.monotonic()
         rig.spin(1.5)
         for side in SIDES:
             held = commanded(side, t_stale + 0.7)  # after the bridge's 0.5 s command timeout
-            assert held and thumb_index_m(side, held[-1]) > 0.06, side
+            assert held, f"no {side} HandCmd with stiffness after the landmarks stopped (state {rig.state}):\n{rig.log}"
+            assert thumb_index_m(side, held[-1]) > 0.06, f"{side}: held {held[-1]}, {len(held)} HandCmds"
             assert np.ptp(np.array(held), axis=0).max() < 1e-6, f"{side} hand moved without landmarks"
     finally:
         retarget.stop()
