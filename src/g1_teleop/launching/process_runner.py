@@ -60,9 +60,13 @@ class GraphProcesses:
         namespace: str = "",
         env: dict[str, str] | None = None,
         output: Callable[[str], None] | None = None,
+        command_prefix: Sequence[str] = (),
     ) -> None:
+        """``command_prefix`` goes before every node's command line, e.g. ``ip netns exec NAME`` to run the graph in
+        a network namespace (a second host)."""
         self.nodes = list(nodes)
         self.namespace = namespace
+        self.command_prefix = list(command_prefix)
         self.env = {**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1", RUNNER_PID_ENV: str(os.getpid())}
         self.output = output or (lambda line: print(line, flush=True))
         self._children: list[_Child] = []
@@ -78,7 +82,7 @@ class GraphProcesses:
         params_file = Path(self._tmp.name) / f"{spec.name}.yaml"
         params_file.write_text(yaml.safe_dump({"/**": {"ros__parameters": spec.parameters}}))
         process = subprocess.Popen(
-            node_command(spec, params_file, self.namespace),
+            [*self.command_prefix, *node_command(spec, params_file, self.namespace)],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,

@@ -1,0 +1,121 @@
+"""Two hosts: the operator's machine and the robot's computer in two network namespaces joined by a veth pair,
+made by this test (root, `ip netns`), multicast off on the link so that only ROS 2's static peers
+(ROS_STATIC_PEERS, each side naming the other) can make discovery work.
+
+The operator's machine runs xr_input (a scenario standing in for the headset); the robot's computer runs the
+virtual robot, hw_bridge, the policy and retarget: the IK needs the 200 Hz joint states, and the clutch that holds
+and then homes the arms when the operator's samples stop must run where the robot is. Operator commands typed on
+the robot's side reach xr_input across the link (xr_input/play), the operator's samples reach the LowCmds (live
+`g1-teleop latency` on the robot's side), and when the operator's machine vanishes (its link down) the clutch holds,
+then homes, and the bridge stays ACTIVE: nothing trips.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from g1_teleop.launching.graph_description import load_graph
+from g1_teleop.launching.process_runner import GraphProcesses
+
+pytestmark = pytest.mark.integration
+
+
+def sh(*args: str) -> None:
+    subprocess.run(args, check=True, capture_output=True, text=True)
+
+
+@pytest.fixture
+def hosts() -> Iterator[dict[str, tuple[str, str, str]]]:
+    """{"operator": (netns, address, device), "robot": (…)}, joined by a veth pair without multicast."""
+    tag = os.getpid() % 10000
+    operator, robot = f"g1op{tag}", f"g1robot{tag}"
+    subnet = f"10.{200 + tag % 50}.{tag % 250}"
+    made: list[str] = []
+    try:
+        for ns in (operator, robot):
+            sh("ip", "netns", "add", ns)
+            made.append(ns)
+            sh("ip", "-n", ns, "link", "set", "lo", "up")
+        sh("ip", "link", "add", f"vop{tag}", "netns", operator, "type", "veth", "peer", "name", f"vrb{tag}",
+           "netns", robot)
+        for ns, dev, host in ((operator, f"vop{tag}", 1), (robot, f"vrb{tag}", 2)):
+            sh("ip", "-n", ns, "addr", "add", f"{subnet}.{host}/24", "dev", dev)
+            sh("ip", "-n", ns, "link", "set", dev, "multicast", "off", "up")
+    except (subprocess.CalledProcessError, FileNotFoundError) as exc:
+        for ns in made:
+            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+        pytest.fail(f"cannot make two network namespaces here (root and iproute2 needed): {exc}")
+    try:
+        yield {"operator": (operator, f"{subnet}.1", f"vop{tag}"), "robot": (robot, f"{subnet}.2", f"vrb{tag}")}
+    finally:
+        for ns in made:
+            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+
+
+def test_operator_and_robot_on_two_hosts(hosts, ros_domain, tmp_path):
+    (operator_ns, operator_ip, operator_dev), (robot_ns, robot_ip, _) = hosts["operator"], hosts["robot"]
+    robot_domain = ros_domain % 100 + 1
+    nodes = {n.name: n for n in load_graph("real").resolve({"robot": "virtual", "network_interface": "lo",
+                                                            "robot_domain_id": str(robot_domain),
+                                                            "controller": "builtin"})}
+    common = {"ROS_DOMAIN_ID": str(ros_domain), "ROS_AUTOMATIC_DISCOVERY_RANGE": "SUBNET"}
+    robot_env = {**common, "ROS_STATIC_PEERS": operator_ip}
+    lines: list[str] = []
+    robot_side = GraphProcesses([nodes[n] for n in ("virtual_robot", "hw_bridge", "policy", "retarget")],
+                                env=robot_env, output=lines.append, command_prefix=["ip", "netns", "exec", robot_ns])
+    operator_side = GraphProcesses([nodes["xr_input"]], env={**common, "ROS_STATIC_PEERS": robot_ip},
+                                   output=lines.append, command_prefix=["ip", "netns", "exec", operator_ns])
+
+    def on_robot(*args: str, timeout_s: float = 60.0) -> subprocess.CompletedProcess:
+        """A g1-teleop command typed on the robot's computer."""
+        return subprocess.run(["ip", "netns", "exec", robot_ns, sys.executable, "-m", "g1_teleop.tools.cli", *args],
+                              capture_output=True, text=True, timeout=timeout_s, env={**os.environ, **robot_env})
+
+    def log() -> str:
+        return "\n".join(lines[-60:])
+
+    robot_side.start()
+    operator_side.start()
+    try:
+        for action in ("start", "activate"):
+            deadline = time.monotonic() + 90.0  # the bridge reaches ZERO_TORQUE, then HOLD, the policy's commands come
+            while (answer := on_robot("call", action, "--timeout", "10")).returncode != 0:
+                assert time.monotonic() < deadline, f"{answer.stdout}{answer.stderr}\n{log()}"
+                assert robot_side.check() is None and operator_side.check() is None, log()
+                time.sleep(1.0)
+        played = on_robot("call", "play", "--timeout", "30")  # xr_input's service, across the link
+        assert played.returncode == 0, f"{played.stdout}{played.stderr}\n{log()}"
+
+        latency = on_robot("latency", "--duration", "8", "--robot-interface", "lo", "--robot-domain-id",
+                           str(robot_domain), "--json", timeout_s=90)
+        assert latency.returncode == 0, f"{latency.stdout}{latency.stderr}"
+        hops = json.loads(latency.stdout)["hops"]
+        print(f"\ntwo hosts: operator sample → LowCmd {hops['operator_to_lowcmd']}")
+        assert hops["operator_to_lowcmd"]["measured"], hops["operator_to_lowcmd"]
+        assert hops["operator_to_lowcmd"]["p50_ms"] < 100.0, hops["operator_to_lowcmd"]
+
+        # The operator's machine vanishes: the clutch on the robot's side holds, then homes; the bridge stays ACTIVE.
+        clutch = subprocess.Popen(["ip", "netns", "exec", robot_ns, sys.executable, "-m", "g1_teleop.tools.cli",
+                                   "topic", "echo", "teleop/clutch", "--field", "data", "--timeout", "20"],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                  env={**os.environ, **robot_env})
+        time.sleep(4.0)  # the echo joins
+        sh("ip", "-n", operator_ns, "link", "set", operator_dev, "down")
+        time.sleep(4.0)  # holding after 0.2 s without a sample, homing after 2 s
+        clutch.terminate()
+        out, err = clutch.communicate(timeout=10)
+        states = [s.strip() for s in out.split("---") if s.strip()]
+        assert states[-2:] == ["holding", "homing"], f"{out}{err}\n{log()}"
+        assert robot_side.check() is None, log()
+    finally:
+        operator_side.stop()
+        robot_side.stop()
+    damped = [line for line in lines if "→ DAMP" in line and "(bridge shutdown)" not in line]
+    assert not damped, "\n".join(damped)
