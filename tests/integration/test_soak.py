@@ -1,4 +1,4 @@
-"""`g1-teleop soak` for 20 s in two intervals, as an operator runs it: the graph against the virtual robot comes up
+"""`g1-teleop soak` for 12 s in two intervals, as an operator runs it: the graph against the virtual robot comes up
 ACTIVE by itself, every interval has its line of figures (every process's memory, hw_bridge's LowCmd process
 included; the commands and the LowCmds that reached the robot), and nothing trips."""
 
@@ -14,8 +14,8 @@ pytestmark = pytest.mark.integration
 
 
 def test_a_short_soak_reports_each_interval_and_nothing_trips(ros_domain):
-    proc = subprocess.run([sys.executable, "-m", "g1_teleop.tools.cli", "soak", "--duration", "20s", "--interval",
-                           "10s", "--ros-domain-id", str(ros_domain), "--robot-domain-id", str(ros_domain % 100 + 1),
+    proc = subprocess.run([sys.executable, "-m", "g1_teleop.tools.cli", "soak", "--duration", "12s", "--interval",
+                           "6s", "--ros-domain-id", str(ros_domain), "--robot-domain-id", str(ros_domain % 100 + 1),
                            "--json"], capture_output=True, text=True, timeout=240)
     assert proc.returncode == 0, f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
     lines = proc.stdout.strip().splitlines()
@@ -28,7 +28,7 @@ def test_a_short_soak_reports_each_interval_and_nothing_trips(ros_domain):
         assert set(interval["rss_mb"]) == {"virtual_robot", "hw_bridge", "hw_bridge/lowcmd", "policy", "retarget",
                                            "xr_input", "robot_state"}, interval
         assert all(50 < mb < 2000 for mb in interval["rss_mb"].values()), interval
-        # 10 s at 50 Hz and at 500 Hz; on a loaded machine fewer, never none
-        assert interval["joint_command"]["count"] > 250 and interval["lowcmd"]["count"] > 2500, interval
+        # 6 s at 50 Hz and at 500 Hz; on a loaded machine fewer, never none
+        assert interval["joint_command"]["count"] > 150 and interval["lowcmd"]["count"] > 1500, interval
     assert summary["safety_trips"] == 0 and summary["nodes_dead"] == [], summary
     assert set(summary["memory_growth_percent"]) == set(intervals[0]["rss_mb"])

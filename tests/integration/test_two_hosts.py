@@ -12,6 +12,7 @@ then homes, and the bridge stays ACTIVE: nothing trips.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -65,6 +66,9 @@ def test_operator_and_robot_on_two_hosts(hosts, ros_domain, tmp_path):
     nodes = {n.name: n for n in load_graph("real").resolve({"robot": "virtual", "network_interface": "lo",
                                                             "robot_domain_id": str(robot_domain),
                                                             "controller": "builtin"})}
+    # The virtual robot shares this VM with both sides: its ~100 ms stalls (see test_real_launch) are no robot fault.
+    bridge = nodes["hw_bridge"]
+    nodes["hw_bridge"] = dataclasses.replace(bridge, parameters={**bridge.parameters, "state_timeout_s": 0.25})
     common = {"ROS_DOMAIN_ID": str(ros_domain), "ROS_AUTOMATIC_DISCOVERY_RANGE": "SUBNET"}
     robot_env = {**common, "ROS_STATIC_PEERS": operator_ip}
     lines: list[str] = []
@@ -93,7 +97,7 @@ def test_operator_and_robot_on_two_hosts(hosts, ros_domain, tmp_path):
         played = on_robot("call", "play", "--timeout", "30")  # xr_input's service, across the link
         assert played.returncode == 0, f"{played.stdout}{played.stderr}\n{log()}"
 
-        latency = on_robot("latency", "--duration", "8", "--robot-interface", "lo", "--robot-domain-id",
+        latency = on_robot("latency", "--duration", "5", "--robot-interface", "lo", "--robot-domain-id",
                            str(robot_domain), "--json", timeout_s=90)
         assert latency.returncode == 0, f"{latency.stdout}{latency.stderr}"
         hops = json.loads(latency.stdout)["hops"]
@@ -106,9 +110,9 @@ def test_operator_and_robot_on_two_hosts(hosts, ros_domain, tmp_path):
                                    "topic", "echo", "teleop/clutch", "--field", "data", "--timeout", "20"],
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                   env={**os.environ, **robot_env})
-        time.sleep(4.0)  # the echo joins
+        time.sleep(3.0)  # the echo joins
         sh("ip", "-n", operator_ns, "link", "set", operator_dev, "down")
-        time.sleep(4.0)  # holding after 0.2 s without a sample, homing after 2 s
+        time.sleep(3.5)  # holding after 0.2 s without a sample, homing after 2 s
         clutch.terminate()
         out, err = clutch.communicate(timeout=10)
         states = [s.strip() for s in out.split("---") if s.strip()]
