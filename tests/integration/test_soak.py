@@ -16,7 +16,7 @@ pytestmark = pytest.mark.integration
 def test_a_short_soak_reports_each_interval_and_nothing_trips(ros_domain):
     proc = subprocess.run([sys.executable, "-m", "g1_teleop.tools.cli", "soak", "--duration", "12s", "--interval",
                            "6s", "--ros-domain-id", str(ros_domain), "--robot-domain-id", str(ros_domain % 100 + 1),
-                           "--json"], capture_output=True, text=True, timeout=240)
+                           "--state-timeout", "0.25", "--json"], capture_output=True, text=True, timeout=240)
     assert proc.returncode == 0, f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
     lines = proc.stdout.strip().splitlines()
     assert lines[0].startswith("soak: ACTIVE against the virtual robot"), proc.stdout

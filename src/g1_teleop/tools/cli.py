@@ -168,7 +168,8 @@ def _cmd_soak(args: argparse.Namespace) -> int:
     cfg = SoakConfig(duration_s=parse_duration(args.duration), interval_s=parse_duration(args.interval),
                      controller=args.controller, scenario=args.scenario,
                      ros_domain_id=ROS_DOMAIN_ID if args.ros_domain_id is None else args.ros_domain_id,
-                     robot_domain_id=ROBOT_DOMAIN_ID if args.robot_domain_id is None else args.robot_domain_id)
+                     robot_domain_id=ROBOT_DOMAIN_ID if args.robot_domain_id is None else args.robot_domain_id,
+                     state_timeout_s=args.state_timeout)
     try:
         result = run_soak(cfg, emit=lambda line: print(line, flush=True))
     except RuntimeError as exc:
@@ -339,6 +340,9 @@ def build_parser() -> argparse.ArgumentParser:
     soak.add_argument("--scenario", default="default", help="scenario name in config/scenarios/ or a YAML path")
     soak.add_argument("--ros-domain-id", type=int, default=None, help="the graph's ROS domain (default 229: private)")
     soak.add_argument("--robot-domain-id", type=int, default=None, help="the virtual robot's DDS domain (default 228)")
+    soak.add_argument("--state-timeout", type=float, default=None, metavar="S",
+                      help="hw_bridge's LowState timeout (default the bridge's 0.1 s; a virtual robot sharing a small "
+                           "machine with the graph may stall longer)")
     soak.add_argument("--json", action="store_true", help="the final figures as one JSON object on one line")
     soak.set_defaults(func=_cmd_soak)
     bench = sub.add_parser("bench", help="run a benchmark and print its figures as JSON")

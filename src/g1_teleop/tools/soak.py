@@ -16,6 +16,7 @@ code 0 only if nothing tripped and every node lived. Times: wall seconds (monoto
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import time
@@ -46,6 +47,7 @@ class SoakConfig:
     scenario: str = "default"
     ros_domain_id: int = ROS_DOMAIN_ID
     robot_domain_id: int = ROBOT_DOMAIN_ID
+    state_timeout_s: float | None = None  # hw_bridge's LowState timeout; None: the bridge's default
 
     def __post_init__(self) -> None:
         if not 0 < self.interval_s <= self.duration_s:
@@ -112,6 +114,9 @@ def run_soak(cfg: SoakConfig, emit: Callable[[str], None] = print) -> dict:
     nodes = load_graph("real").resolve({"robot": "virtual", "network_interface": "lo",
                                         "robot_domain_id": str(cfg.robot_domain_id), "controller": cfg.controller,
                                         "scenario": cfg.scenario})
+    if cfg.state_timeout_s is not None:
+        nodes = [dataclasses.replace(n, parameters={**n.parameters, "state_timeout_s": cfg.state_timeout_s})
+                 if n.name == "hw_bridge" else n for n in nodes]
     log: list[str] = []
     graph = GraphProcesses(nodes, env=env, output=log.append)
     context = rclpy.Context()
