@@ -6,30 +6,24 @@ side the simulated page (``webxr_client``), which decodes what vuer's web client
 ``ImageBackground`` elements into ``bgChildren``, the left eye's JPEG on layer 1, the right eye's on layer 2. The
 images must be the published ones (to JPEG's loss), at a rate the server's limit allows and no slower than it
 could, without frames piling up (each arrives well within a frame period of being sent), while the page's hand
-events keep becoming samples. With Debian's ``chromium``, vuer's own client mounts the image planes.
+events keep becoming samples.
 """
 
 from __future__ import annotations
 
 import asyncio
-import io
-import json
 import socket
-import subprocess
 import threading
 import time
-import urllib.request
 from pathlib import Path
 
 import numpy as np
 import pytest
 import rclpy
 from geometry_msgs.msg import PoseStamped
-from PIL import Image as PilImage
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import CompressedImage
-from test_webxr_server import _screenshot  # the DevTools screenshot (tests/integration is on the path)
 
 from g1_teleop.core.camera_images import encode_jpeg, side_by_side
 from g1_teleop.launching.graph_description import NodeSpec
@@ -52,7 +46,6 @@ from g1_teleop.ros.messages import to_stamp
 pytestmark = pytest.mark.integration
 
 WIDTH, HEIGHT = 640, 480  # one eye (the eyes' default)
-CHROMIUM = Path("/usr/lib/chromium/chromium")  # Debian's binary (/usr/bin/chromium is a wrapper script)
 
 
 def free_port() -> int:
@@ -255,59 +248,3 @@ def test_xr_input_shows_the_published_camera_frames(rclpy_context, ros_domain, c
     age = sorted((f.received_ns - f.stamp_ns) / 1e9 for f in frames)  # camera stamp → page
     assert age[len(age) // 2] < 0.15 and age[int(0.99 * (len(age) - 1))] < 0.5, age
     assert len(wrists) >= 0.8 * len(hand_events), (len(wrists), len(hand_events))
-
-
-@pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed (apt-get install chromium)")
-def test_vuers_client_mounts_the_image_planes(certificates, tmp_path) -> None:
-    """vuer's own client in headless Chromium (no XR session, so no eye layers: both planes face the page's camera)
-    mounts the frames' ImageBackground elements: a 4:3 plane (640×480 per eye) 1 m tall at 1 m appears in the middle
-    of the page, which is dark grey without it. (Its texture is not seen there: the plane stays white, not
-    understood yet; screenshots are left in the test's tmp dir.)"""
-    config = WebXrConfig(host="127.0.0.1", port=free_port(), cert_dir=str(certificates.folder), video_fps=10.0)
-    server = WebXrServer(config)
-    jpeg = encode_jpeg(stereo_image(1))
-    stop = threading.Event()
-
-    def camera() -> None:
-        while not stop.is_set():
-            server.put_frame(jpeg, time.time_ns())
-            time.sleep(0.1)
-
-    def plane(shot: np.ndarray) -> tuple[float, float]:
-        """The share of the page that is white, and the white region's width over its height."""
-        white = np.all(shot > 240, axis=2)
-        rows, cols = np.flatnonzero(white.any(axis=1)), np.flatnonzero(white.any(axis=0))
-        if white.mean() == 0:
-            return 0.0, 0.0
-        return float(white.mean()), (cols[-1] - cols[0] + 1) / (rows[-1] - rows[0] + 1)
-
-    server.start()
-    feeder = threading.Thread(target=camera, daemon=True)
-    browser = subprocess.Popen([str(CHROMIUM), "--headless=new", "--no-sandbox", "--ignore-certificate-errors",
-                                "--enable-unsafe-swiftshader", "--window-size=1280,800", "--remote-debugging-port=0",
-                                f"--user-data-dir={tmp_path / 'profile'}", server.page_url],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    try:
-        feeder.start()
-        devtools = next(line.split()[-1] for line in browser.stderr if line.startswith("DevTools listening on"))
-        deadline = time.monotonic() + 90.0
-        while server.video_figures().events_sent < 10:  # the page connected and got frames
-            assert time.monotonic() < deadline, server.video_figures()
-            time.sleep(0.1)
-        with urllib.request.urlopen(f"http://{devtools.split('/')[2]}/json", timeout=10) as r:
-            page = next(t for t in json.load(r) if t["type"] == "page")
-        while True:  # a loaded machine renders late
-            png = asyncio.run(_screenshot(page["webSocketDebuggerUrl"]))
-            (tmp_path / "page.png").write_bytes(png)
-            share, aspect = plane(np.asarray(PilImage.open(io.BytesIO(png)).convert("RGB")))
-            if share > 0.15 or time.monotonic() > deadline:
-                break
-            time.sleep(2.0)
-    finally:
-        stop.set()
-        browser.terminate()
-        browser.wait(timeout=30)
-        feeder.join()
-        server.stop()
-    assert share > 0.15, f"{share:.1%} of the page is the image plane (screenshot: {tmp_path / 'page.png'})"
-    assert aspect == pytest.approx(WIDTH / HEIGHT, rel=0.1), aspect  # the element's aspect: one eye's image
