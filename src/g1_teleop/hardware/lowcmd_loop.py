@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from g1_teleop.core.decimator import Decimator
 from g1_teleop.core.limits import JointCommand
 from g1_teleop.core.realtime_loop import Pacer
 from g1_teleop.hardware import bridge_link as msg
@@ -41,7 +42,6 @@ from g1_teleop.hardware.bridge_safety import (
     SafetyState,
     StateSample,
 )
-from g1_teleop.core.decimator import Decimator
 from g1_teleop.hardware.dex3_dds import HandDds
 from g1_teleop.hardware.lowcmd import MODE_PR, NUM_BODY_JOINTS, lowcmd_to_cdr, motor_slots, pack_lowcmd
 from g1_teleop.hardware.lowstate import lowstate_crc, lowstate_from_cdr, unpack_lowstate

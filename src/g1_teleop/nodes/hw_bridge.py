@@ -50,7 +50,7 @@ from g1_teleop.ros.node_main import run
 from g1_teleop.ros.parameters import ConfigError, declare_config
 from g1_teleop.ros.qos import QOS_COMMAND, QOS_LATCHED, QOS_SENSOR, QOS_STATE
 
-SERVICE_TIMEOUT_S = 2.0  # a service's wait for the LowCmd loop's answer (0.5 s was once exceeded under load: a node starting)
+SERVICE_TIMEOUT_S = 2.0  # a service's wait for the LowCmd loop's answer (0.5 s was exceeded once, a node starting)
 EXIT_TIMEOUT_S = 1.0  # on shutdown, the wait for the LowCmd process to damp and exit
 PUBLISHERS_PERIOD_S = 0.02  # joint_command's publishers counted this often (a graph query: ~20 µs)
 

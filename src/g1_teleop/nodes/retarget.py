@@ -16,9 +16,8 @@ Publishes teleop/arm_target (sensor_msgs/JointState: 14 named arm joints, positi
 gravity feed-forward), stamped with the operator sample it follows (else: the joint state's), and
 teleop/clutch (std_msgs/String, latched: disengaged, engaged, holding or homing).
 Lockstep: clutch auto answers once a control period's joint state and wrists are in; clutch operator answers each
-joint state at once, stamped with it (a headset sends at its own rate). Real time: an answer per wrist pair, and
-to joint states alone up to state_solve_rate_hz (the simulator's and the robot's 200 Hz states, each answered,
-took the IK 40 % of a core that the 50 Hz policy it feeds then lacked on a 2-core machine).
+joint state at once, stamped with it (a headset sends at its own rate). Real time: an answer per wrist pair, and to
+joint states alone up to state_solve_rate_hz (each 200 Hz state answered took the IK 40 % of a core on 2 cores).
 """
 
 from __future__ import annotations

@@ -31,7 +31,6 @@ from g1_teleop.tools.run_analysis import plot, summarize
 from g1_teleop.tools.run_recording import Recording
 from g1_teleop.tools.run_report import write_run_report
 
-
 DRAIN_S = 0.3  # after the graph stops: its last messages reach both of this process's subscribers
 
 
