@@ -78,3 +78,11 @@ def fk(robot):
     from g1_teleop.retarget.arm_ik import DualArmIK
 
     return DualArmIK(build_pinocchio_model(robot, floating_base=False), robot.joint_names).end_effector_poses
+
+
+@pytest.fixture
+def certificates(tmp_path: Path):
+    """The WebXR server's certificate (and its CA) for 127.0.0.1 and localhost, made for the test."""
+    from g1_teleop.operator.xr_certificates import make_certificates
+
+    return make_certificates(tmp_path / "xr", ("127.0.0.1",), ("localhost",))

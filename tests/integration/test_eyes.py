@@ -10,7 +10,6 @@ is published exactly as the service sent it, the eyes are its halves.
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
 import threading
@@ -32,6 +31,7 @@ from g1_teleop.ros.messages import stamp_ns
 from g1_teleop.ros.qos import QOS_STATE, QOS_TF_STATIC
 from g1_teleop.ros.tf_messages import TFMessage, transform_from_msg
 from support.fake_teleimager import FakeTeleimager, head_config
+from support.ports import free_port
 
 pytestmark = pytest.mark.integration
 
@@ -146,12 +146,6 @@ def test_the_simulation_speed_with_the_eyes_stays_within_bounds(ros_domain) -> N
     assert speed >= MIN_SPEED_RATIO * without, f"{speed:.2f} simulated s per wall s with the eyes, {without:.2f} w/o"
     assert with_eyes["lockstep_eyes_stamps_matching_joint_states"] == 1.0
     assert with_eyes["lockstep_eyes_left_compressed_fps"] >= MIN_FPS, with_eyes
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_teleimager_frames_reach_ros_as_the_service_sent_them(ros_domain) -> None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-import socket
 import struct
 import time
 
@@ -25,6 +24,7 @@ from g1_teleop.core.paths import config_path
 from g1_teleop.core.rosbag import TYPESTORE
 from g1_teleop.launching.graph_description import load_graph
 from g1_teleop.launching.process_runner import GraphProcesses
+from support.ports import free_port
 
 pytestmark = pytest.mark.integration
 
@@ -46,12 +46,6 @@ def layout_topics() -> set[str]:
 
 
 LAYOUT_TOPICS = layout_topics()
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 async def receive(url: str, deadline: float) -> tuple[dict[str, dict], dict[str, list[object]], list[int]]:

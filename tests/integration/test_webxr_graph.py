@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import socket
 import threading
 import time
 from collections.abc import Callable
@@ -46,6 +45,7 @@ from g1_teleop.operator.webxr_client import (
 from g1_teleop.operator.webxr_events import HAND_JOINTS, INDEX_TIP, THUMB_TIP
 from g1_teleop.operator.xr_certificates import make_certificates
 from g1_teleop.operator.xr_frames import DEFAULT_WORLD_T_HEAD, robot_to_openxr
+from support.ports import free_port
 
 pytestmark = pytest.mark.integration
 
@@ -55,12 +55,6 @@ LATCHED = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10, reliability=Reli
                      durability=DurabilityPolicy.TRANSIENT_LOCAL)
 HOME_SPEED_M_S = 0.1  # retarget's home_speed_m_s (ClutchConfig's default)
 WALL_TIMEOUT_S = 30.0
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def at(x: float, y: float, z: float) -> np.ndarray:

@@ -35,9 +35,10 @@ from g1_teleop.operator.webxr_client import (
 from g1_teleop.operator.webxr_samples import XrSample
 from g1_teleop.operator.webxr_server import WebXrConfig, WebXrServer, WebXrServerError
 from g1_teleop.operator.webxr_status import LinkState
-from g1_teleop.operator.xr_certificates import CertificateFiles, make_certificates
+from g1_teleop.operator.xr_certificates import CertificateFiles
 from g1_teleop.operator.xr_frames import robot_to_openxr
 from g1_teleop.operator.xr_joy import JoyAxis, JoyButton
+from support.ports import free_port
 
 FLOAT32 = 1e-6
 
@@ -51,17 +52,6 @@ def pose(x: float, y: float, z: float, roll: float = 0.0, pitch: float = 0.0, ya
 
 HEAD = pose(0.0, 0.0, 1.6, yaw=-0.2)
 LEFT, RIGHT = pose(0.32, 0.22, 0.12, 0.3, -0.5, 0.2), pose(0.3, -0.18, 0.02, -0.2, 0.3, -0.1)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture
-def certificates(tmp_path: Path) -> CertificateFiles:
-    return make_certificates(tmp_path / "xr", ("127.0.0.1",), ("localhost",))
 
 
 class Received:

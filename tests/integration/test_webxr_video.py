@@ -12,10 +12,8 @@ events keep becoming samples.
 from __future__ import annotations
 
 import asyncio
-import socket
 import threading
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -38,25 +36,14 @@ from g1_teleop.operator.webxr_client import (
     video_frame,
 )
 from g1_teleop.operator.webxr_server import WebXrConfig, WebXrServer
-from g1_teleop.operator.xr_certificates import CertificateFiles, make_certificates
 from g1_teleop.operator.xr_frames import DEFAULT_WORLD_T_HEAD, robot_to_openxr
 from g1_teleop.ros.image_messages import QOS_IMAGE, STEREO_TOPIC, compressed_msg
 from g1_teleop.ros.messages import to_stamp
+from support.ports import free_port
 
 pytestmark = pytest.mark.integration
 
 WIDTH, HEIGHT = 640, 480  # one eye (the eyes' default)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture
-def certificates(tmp_path: Path) -> CertificateFiles:
-    return make_certificates(tmp_path / "xr", ("127.0.0.1",), ("localhost",))
 
 
 def stereo_image(seq: int) -> np.ndarray:

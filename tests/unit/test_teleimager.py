@@ -4,7 +4,6 @@ as they came, monocular ones for both eyes, a server without the configuration s
 
 from __future__ import annotations
 
-import socket
 import threading
 import time
 
@@ -14,12 +13,7 @@ import pytest
 from g1_teleop.core.camera_images import encode_jpeg
 from g1_teleop.hardware.teleimager import CONFIG_REQUEST, HeadCamera, TeleimagerError, TeleimagerSource, request_config
 from support.fake_teleimager import FakeTeleimager, head_config
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from support.ports import free_port
 
 
 def frame(width: int, height: int = 48, value: int = 0) -> bytes:
