@@ -48,6 +48,15 @@ def layout_topics() -> set[str]:
 LAYOUT_TOPICS = layout_topics()
 
 
+def enough(topic: str, messages: list) -> bool:
+    """Latched topics once; the others three times, the wrist markers once the wrist targets are among them."""
+    if topic.endswith("_static") or topic.endswith("description"):
+        return bool(messages)
+    if topic.endswith("wrist_markers"):
+        return len(messages) >= 3 and len(messages[-1].markers) == 8
+    return len(messages) >= 3
+
+
 async def receive(url: str, deadline: float) -> tuple[dict[str, dict], dict[str, list[object]], list[int]]:
     """Advertised channels by topic, decoded messages by topic of the WANTED ones, and the times broadcast."""
     channels: dict[str, dict] = {}
@@ -59,9 +68,7 @@ async def receive(url: str, deadline: float) -> tuple[dict[str, dict], dict[str,
             pass
     async with websockets.connect(url, subprotocols=SUBPROTOCOLS, max_size=None) as ws:
         assert ws.subprotocol == "foxglove.sdk.v1"
-        while time.monotonic() < deadline and not all(len(m) >= 3 or ((t.endswith("_static") or
-                                                                       t.endswith("description")) and m)
-                                                      for t, m in messages.items()):
+        while time.monotonic() < deadline and not all(enough(t, m) for t, m in messages.items()):
             try:
                 frame = await asyncio.wait_for(ws.recv(), timeout=max(deadline - time.monotonic(), 0.1))
             except TimeoutError:

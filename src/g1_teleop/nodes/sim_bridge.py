@@ -3,7 +3,7 @@
 Subscribes joint_command, teleop/gains and sim/start (std_msgs/Empty: with wait_for_start the simulation holds at
 t = 0, publishing nothing, until tools are attached); publishes joint_states, imu, odom and /clock. Lockstep: the
 simulation advances one control period only after the command stamped with the current period arrives (and
-re-publishes the state while it waits). Real time: the simulated time follows the wall clock; until the first
+re-publishes the state while it waits) and stops at ``stop_at_s``. Real time: the simulated time follows the wall clock; until the first
 valid command the robot is held still where it starts (time runs, nothing moves: a controller that starts late
 would otherwise find it fallen), then physics runs and stale commands fall back to hold, then damping
 (g1_teleop.core.input_watchdog). Gains: each command gets those in force when it
@@ -79,6 +79,8 @@ class SimBridgeConfig:
                                "behind it slips", positive=True)
     wait_for_start: bool = setting(False, "hold at t = 0, publishing nothing, until a message on sim/start "
                                    "(tools attach first)")
+    stop_at_s: float = setting(0.0, "lockstep: stop advancing at this simulated time (s), so that a run of a given "
+                                    "duration ends on the same sample on any machine; 0: never", minimum=0.0)
 
     def __post_init__(self) -> None:
         check_settings(self)
@@ -119,6 +121,7 @@ class SimBridge(Node):
         self.create_subscription(JointState, "teleop/gains", self.on_gains, QOS_LATCHED)
         self.create_subscription(JointState, "joint_command", self.on_command, QOS_COMMAND)
         self.started = not cfg.wait_for_start
+        self.stop_at_ns = round(cfg.stop_at_s * 1e9)
         self.create_subscription(Empty, "sim/start", self.on_start, QOS_LATCHED)
         self.diagnostics = Diagnostics(self, lambda: {
             "sim_time_s": self.sim.stamp_ns / 1e9, "commands_applied": self.commands_applied,
@@ -172,16 +175,25 @@ class SimBridge(Node):
         if not self.cfg.lockstep or not self.started:
             return
         stamp = stamp_ns(msg.header.stamp)
+        if self.stopped:
+            return
         if stamp == self.sim.stamp_ns:
             self.sim.step_control_period(self.command)  # a rejected command steps with the last safe one
             self.publish_state()
+            if self.stopped:
+                self.get_logger().info(f"stop_at_s reached ({self.cfg.stop_at_s:g} s): the simulation stops here")
         elif stamp > self.sim.stamp_ns:
             self.warn("stamp", f"joint_command stamped {stamp / 1e9:.3f} s is ahead of the simulation "
                                f"({self.sim.stamp_ns / 1e9:.3f} s): is another simulator running?")
 
     # -- stepping ---------------------------------------------------------------------------------
+    @property
+    def stopped(self) -> bool:
+        """Lockstep at stop_at_s: the simulation advances no further (and re-publishes nothing)."""
+        return self.cfg.lockstep and 0 < self.stop_at_ns <= self.sim.stamp_ns
+
     def republish_if_waiting(self) -> None:
-        if self.started and time.monotonic() - self._last_publish >= self.cfg.republish_period_s:
+        if self.started and not self.stopped and time.monotonic() - self._last_publish >= self.cfg.republish_period_s:
             self.publish_state()
 
     def run_realtime(self) -> None:

@@ -83,6 +83,7 @@ def run_sim_job(cfg: SimJobConfig, log: Callable[[str], None] = print) -> tuple[
         "source": "bag" if cfg.replay else "scenario", "bag": str(Path(cfg.replay).resolve()) if cfg.replay else "",
         "scenario": cfg.scenario, "model": cfg.model, "lockstep": str(cfg.lockstep).lower(),
         "gantry": str(cfg.gantry).lower(), "viewer": str(cfg.viewer).lower(), "wait_for_start": "true",
+        "stop_at": str(cfg.duration_s),
         "controller": cfg.controller, "policy_dir": cfg.policy_dir, "pushes": cfg.pushes,
         "squat_config": cfg.squat_config, "loco_config": cfg.loco_config,
     })
