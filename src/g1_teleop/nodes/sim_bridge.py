@@ -1,14 +1,14 @@
 """sim_bridge: MuJoCo G1 behind the ROS topic contract (g1_teleop.sim.simulator).
 
-Subscribes joint_command, teleop/gains and sim/start (std_msgs/Empty: with wait_for_start the simulation holds at
-t = 0, publishing nothing, until tools are attached); publishes joint_states, imu, odom and /clock. Lockstep: the
+Subscribes joint_command, teleop/gains and sim/start (std_msgs/Empty: with wait_for_start the simulation holds at t
+= 0, publishing nothing, until tools are attached); publishes joint_states, imu, odom and /clock. Lockstep: the
 simulation advances one control period only after the command stamped with the current period arrives (and
-re-publishes the state while it waits) and stops at ``stop_at_s``. Real time: the simulated time follows the wall clock; until the first
-valid command the robot is held still where it starts (time runs, nothing moves: a controller that starts late
-would otherwise find it fallen), then physics runs and stale commands fall back to hold, then damping
-(g1_teleop.core.input_watchdog). Gains: each command gets those in force when it
-arrives (g1_teleop.core.gains_in_force): the ``gain_profile`` until the first valid teleop/gains message (the
-gains the controller in charge wants), then the latest valid one.
+re-publishes the state while it waits), and stops at ``stop_at_s``. Real time: the simulated time follows the wall
+clock; until the first valid command the robot is held still where it starts (time runs, nothing moves: a controller
+that starts late would otherwise find it fallen), then physics runs and stale commands fall back to hold, then
+damping (g1_teleop.core.input_watchdog). Gains: each command gets those in force when it arrives
+(g1_teleop.core.gains_in_force): the ``gain_profile`` until the first valid teleop/gains message (the gains the
+controller in charge wants), then the latest valid one.
 """
 
 from __future__ import annotations
