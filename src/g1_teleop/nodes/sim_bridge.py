@@ -1,7 +1,7 @@
 """sim_bridge: MuJoCo G1 behind the ROS topic contract (g1_teleop.sim.simulator).
 
-Subscribes joint_command, teleop/gains and sim/start (std_msgs/Empty: with wait_for_start the simulation holds at t
-= 0, publishing nothing, until tools are attached); publishes joint_states, imu, odom and /clock. Lockstep: the
+Subscribes joint_command, teleop/gains and sim/start (std_msgs/Empty: with wait_for_start the simulation holds
+at t = 0, publishing nothing, until tools are attached); publishes joint_states, imu, odom and /clock. Lockstep: the
 simulation advances one control period only after the command stamped with the current period arrives (and
 re-publishes the state while it waits), and stops at ``stop_at_s``. Real time: the simulated time follows the wall
 clock; until the first valid command the robot is held still where it starts (time runs, nothing moves: a controller
