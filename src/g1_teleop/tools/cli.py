@@ -1,4 +1,4 @@
-"""g1-teleop: the command-line entry point (sim, launch, record, report, latency, soak, call, topic,
+"""g1-teleop: the command-line entry point (sim, launch, record, dataset, report, latency, soak, call, topic,
 teleop-keys, xr-cert, bench)."""
 
 from __future__ import annotations
@@ -88,7 +88,17 @@ def _cmd_record(args: argparse.Namespace) -> int:
     for topic, count in sorted(counts.items()):
         print(f"  {topic}: {count}")
     print(f"bag: {out.resolve()}")
+    if args.dataset is not None:
+        from g1_teleop.tools.lerobot_export import config_from_args, run_export
+
+        return run_export([out], args.dataset, config_from_args(args), prog="g1-teleop record")
     return 0
+
+
+def _cmd_dataset(args: argparse.Namespace) -> int:
+    from g1_teleop.tools.lerobot_export import main_from_args
+
+    return main_from_args(args)
 
 
 def _cmd_policies(args: argparse.Namespace) -> int:
@@ -269,7 +279,22 @@ def build_parser() -> argparse.ArgumentParser:
     record.add_argument("--namespace", default="", help="the graph's ROS namespace, e.g. /g1")
     record.add_argument("--use-sim-time", action="store_true", help="log times from /clock (a simulation)")
     record.add_argument("--duration", type=float, default=None, help="stop after this many wall seconds")
+    record.add_argument("--dataset", type=Path, default=None, metavar="OUT",
+                        help="after recording, export the bag as a LeRobot dataset into OUT (one episode; the "
+                             "options of `g1-teleop dataset`: --task, --fps, …)")
+    from g1_teleop.tools.lerobot_export import add_arguments as add_dataset_arguments
+
+    add_dataset_arguments(record, with_sources=False)
     record.set_defaults(func=_cmd_record)
+
+    dataset = sub.add_parser("dataset", help="export bags as a LeRobot dataset (one episode per bag)",
+                             description="Resample each bag (a run directory, a bag folder or .mcap) on a fixed "
+                                         "grid of the graph's clock (50 Hz) and write it as an episode of a new "
+                                         "LeRobot dataset (v3.0): observation.state (29 measured positions), "
+                                         "observation.velocity, action (the 29 joint_command positions) and the "
+                                         "eyes' images as AV1 video when recorded.")
+    add_dataset_arguments(dataset)
+    dataset.set_defaults(func=_cmd_dataset)
 
     from g1_teleop.tools.virtual_robot import add_arguments as add_virtual_robot_arguments
 

@@ -1,0 +1,366 @@
+"""Bags of the graph → a LeRobot dataset (Hugging Face's on-disk format, codebase version v3.0), one episode per bag.
+
+Each frame, on a fixed grid of ``fps`` frames per second of the graph's clock (message stamps; 50 Hz is the
+command rate), holds the latest joint_states and joint_command stamped at or before it (tools/lerobot_frames.py):
+``observation.state`` the 29 measured joint positions (rad, DDS motor order), ``observation.velocity`` their
+velocities (rad/s), ``action`` the 29 joint_command positions (rad), and, when the bag has the eyes' images
+(``eyes:=true``), ``observation.images.left_eye``/``right_eye`` as AV1 video (PyAV's libsvtav1, yuv420p, as LeRobot
+records). The folder::
+
+    meta/info.json  meta/stats.json  meta/tasks.parquet  meta/episodes/chunk-000/file-000.parquet
+    data/chunk-000/file-NNN.parquet  videos/observation.images.<camera>/chunk-000/file-NNN.mp4
+
+holds one data file and one video file per camera for each episode NNN. Parquet is written with pyarrow; LeRobot's
+``LeRobotDataset(repo_id, root=OUT)`` and the ``datasets`` library read it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from g1_teleop.tools.lerobot_frames import (
+    FrameError,
+    Stream,
+    build_features,
+    first_per_stamp,
+    frame_grid,
+    hold_indices,
+    image_stats,
+    sample_ages_s,
+    vector_stats,
+)
+
+CODEBASE_VERSION = "v3.0"
+CHUNKS_SIZE = 1000  # files per chunk folder
+DATA_PATH = "data/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet"
+VIDEO_PATH = "videos/{video_key}/chunk-{chunk_index:03d}/file-{file_index:03d}.mp4"
+EPISODES_PATH = "meta/episodes/chunk-000/file-000.parquet"
+CAMERA_TOPICS = {  # camera name → (compressed topic, raw topic): the eyes node's (nodes/eyes.py)
+    "left_eye": ("camera/left/image_raw/compressed", "camera/left/image_raw"),
+    "right_eye": ("camera/right/image_raw/compressed", "camera/right/image_raw"),
+}
+DEFAULT_TASK = "teleoperate the Unitree G1"
+
+
+class DatasetError(ValueError):
+    """A bag or output that cannot become a dataset; the message says which and what to do."""
+
+
+@dataclass(frozen=True)
+class DatasetConfig:
+    """How bags become a dataset."""
+
+    fps: int = 50  # frames per second of the graph's clock (the policy's command rate)
+    task: str = DEFAULT_TASK  # the episodes' task (LeRobot's language instruction)
+    velocities: bool = True  # observation.velocity: the measured joint velocities (rad/s)
+    images: bool = True  # observation.images.* from the eyes' topics when the bag has them
+    vcodec: str = "libsvtav1"  # PyAV's encoder (LeRobot's default: AV1 by SVT-AV1)
+    crf: int = 30  # encoder quality (lower: better, larger)
+    gop: int = 2  # keyframe interval (frames): LeRobot's, for fast random access
+    preset: int = 12  # SVT-AV1 speed preset (LeRobot's default)
+    robot_type: str = "unitree_g1_29dof"
+    joint_names: tuple[str, ...] = field(default_factory=tuple)  # default: config/g1_29dof.yaml's order
+
+
+@dataclass
+class Episode:
+    """One bag's frames: ``grid_ns`` the frame times (graph clock), arrays per feature, the cameras' frames."""
+
+    source: Path
+    grid_ns: np.ndarray
+    vectors: dict[str, np.ndarray]  # feature → (frames, dims) float32
+    cameras: dict[str, tuple[Stream, np.ndarray]]  # camera → (its images: JPEG bytes or RGB arrays, held indices)
+    max_age_s: dict[str, float]  # stream → the oldest held sample's age (s)
+
+
+def resolve_bag(path: Path) -> Path:
+    """A run directory (g1-teleop sim) → its bag/; a bag folder or .mcap as is."""
+    return path / "bag" if (path / "bag").is_dir() else path
+
+
+def episode_from_bag(path: Path, cfg: DatasetConfig, joint_names: tuple[str, ...]) -> Episode:
+    """Read a bag and resample it on the frame grid."""
+    from g1_teleop.core.joint_vector import JointIndex, MalformedJointMessage
+    from g1_teleop.core.rosbag import BagError, read_bag
+    from g1_teleop.tools.bag_analysis import stamp_of
+
+    bag_path = resolve_bag(path)
+    camera_topics = [t for pair in CAMERA_TOPICS.values() for t in pair] if cfg.images else []
+    try:
+        bag = read_bag(bag_path, ["joint_states", "joint_command", *camera_topics])
+    except BagError as exc:
+        raise DatasetError(str(exc)) from None
+    joints = JointIndex(joint_names)
+    streams: dict[str, Stream] = {}
+    for topic in ("joint_states", "joint_command"):
+        stamps, rows = [], []
+        for m in bag.get(topic):
+            try:
+                vec = joints.parse(m.msg.name, m.msg.position, m.msg.velocity, need_velocity=topic == "joint_states")
+            except MalformedJointMessage:
+                continue
+            velocity = vec.velocity if vec.velocity is not None else np.zeros(len(joint_names))
+            stamps.append(stamp_of(m.msg))
+            rows.append(np.concatenate([vec.position, velocity]).astype(np.float32))
+        if not rows:
+            raise DatasetError(f"{bag_path}: no {topic} messages of the {len(joint_names)} joints: a bag of the "
+                               "graph has them (`g1-teleop record` or a run's bag/)")
+        streams[topic] = first_per_stamp(topic, stamps, rows)
+    images: dict[str, Stream] = {}
+    for camera, (compressed, raw) in CAMERA_TOPICS.items():
+        for topic in (compressed, raw) if cfg.images else ():
+            messages = bag.get(topic)
+            if messages:
+                images[camera] = first_per_stamp(camera, [stamp_of(m.msg) for m in messages],
+                                                 [m.msg for m in messages])
+                break
+    try:
+        grid = frame_grid([*streams.values(), *images.values()], cfg.fps)
+        held = {name: hold_indices(s, grid) for name, s in {**streams, **images}.items()}
+    except FrameError as exc:
+        raise DatasetError(f"{bag_path}: {exc}") from None
+    n = len(joint_names)
+    state = np.asarray(streams["joint_states"].values)[held["joint_states"]]
+    vectors = {"observation.state": state[:, :n]}
+    if cfg.velocities:
+        vectors["observation.velocity"] = state[:, n:]
+    vectors["action"] = np.asarray(streams["joint_command"].values)[held["joint_command"]][:, :n]
+    ages = {name: float(sample_ages_s(s, grid, held[name]).max()) for name, s in {**streams, **images}.items()}
+    return Episode(path, grid, vectors, {c: (s, held[c]) for c, s in images.items()}, ages)
+
+
+def _image_rgb(msg) -> np.ndarray:
+    """An image message (sensor_msgs CompressedImage JPEG, or Image rgb8/bgr8) → RGB (h, w, 3) uint8."""
+    from g1_teleop.core.camera_images import decode_jpeg
+
+    if hasattr(msg, "format"):
+        return decode_jpeg(bytes(msg.data))
+    if msg.encoding not in ("rgb8", "bgr8"):
+        raise DatasetError(f"an image of encoding {msg.encoding!r}: the export reads rgb8, bgr8 and JPEG")
+    rgb = np.asarray(msg.data, dtype=np.uint8).reshape(msg.height, msg.step)[:, :msg.width * 3]
+    rgb = rgb.reshape(msg.height, msg.width, 3)
+    return rgb[..., ::-1] if msg.encoding == "bgr8" else rgb
+
+
+def encode_video(path: Path, images: Stream, held: np.ndarray, cfg: DatasetConfig) -> tuple[dict, np.ndarray]:
+    """Encode the held images, one per frame, as ``path`` (MP4); → (the feature's video info, a sample of frames
+    for the statistics). Each recorded image is decoded once."""
+    try:
+        import av
+    except ImportError:
+        raise DatasetError("the bag has camera images and encoding them needs PyAV (pip install av), or export "
+                           "without them (--no-images)") from None
+    os.environ.setdefault("SVT_LOG", "1")  # SVT-AV1 prints its configuration at every stream; errors only
+    decoded: dict[int, np.ndarray] = {}
+    height = width = 0
+    sample_every = max(1, len(held) // 50)
+    samples = []
+    path.parent.mkdir(parents=True, exist_ok=True)
+    options = {"g": str(cfg.gop)}
+    if cfg.vcodec in ("libsvtav1", "libx264", "libx265"):
+        options.update(crf=str(cfg.crf), preset=str(cfg.preset) if cfg.vcodec == "libsvtav1" else "medium")
+    with av.open(str(path), "w") as container:
+        try:
+            stream = container.add_stream(cfg.vcodec, rate=cfg.fps, options=options)
+        except (ValueError, av.FFmpegError) as exc:
+            raise DatasetError(f"the video encoder {cfg.vcodec!r} is not available in PyAV ({exc})") from None
+        for k, i in enumerate(held):
+            rgb = decoded.get(int(i))
+            if rgb is None:
+                rgb = decoded[int(i)] = _image_rgb(images.values[int(i)])
+            if k == 0:
+                if rgb.shape[0] % 2 or rgb.shape[1] % 2:
+                    raise DatasetError(f"{images.name}: images of {rgb.shape[1]}×{rgb.shape[0]} pixels; yuv420p "
+                                       "video needs an even width and height")
+                stream.width, stream.height, stream.pix_fmt = rgb.shape[1], rgb.shape[0], "yuv420p"
+                height, width = rgb.shape[:2]
+            if rgb.shape[:2] != (height, width):
+                raise DatasetError(f"{images.name}: the image size changes during the recording")
+            if k % sample_every == 0:
+                samples.append(rgb[::4, ::4])
+            for packet in stream.encode(av.VideoFrame.from_ndarray(np.ascontiguousarray(rgb), format="rgb24")):
+                container.mux(packet)
+        for packet in stream.encode():
+            container.mux(packet)
+    with av.open(str(path)) as container:
+        vs = container.streams.video[0]
+        info = {"video.height": vs.height, "video.width": vs.width, "video.codec": vs.codec.canonical_name,
+                "video.pix_fmt": vs.pix_fmt, "video.is_depth_map": False, "video.fps": cfg.fps,
+                "video.channels": 3, "video.g": cfg.gop, "video.crf": cfg.crf, "has_audio": False}
+    return info, np.stack(samples)
+
+
+def _pandas_index_metadata(index: str, columns: list[tuple[str, str, str]]) -> bytes:
+    """pandas' parquet metadata that makes column ``index`` the DataFrame's index (LeRobot's tasks table is indexed
+    by the task string); ``columns`` = (name, pandas type, numpy type)."""
+    return json.dumps({
+        "index_columns": [index],
+        "column_indexes": [{"name": None, "field_name": None, "pandas_type": "unicode", "numpy_type": "object",
+                            "metadata": {"encoding": "UTF-8"}}],
+        "columns": [{"name": name, "field_name": name, "pandas_type": pandas_type, "numpy_type": numpy_type,
+                     "metadata": None} for name, pandas_type, numpy_type in columns],
+        "creator": {"library": "pyarrow", "version": __import__("pyarrow").__version__},
+        "pandas_version": "2.2.3",
+    }).encode()
+
+
+@dataclass
+class ExportSummary:
+    """What was written."""
+
+    out: Path
+    episodes: int
+    frames: int
+    fps: int
+    cameras: list[str]
+    seconds: float  # wall time of the export
+    bytes: int  # the dataset's size on disk
+    max_age_s: dict[str, float]  # per stream, the oldest sample a frame held (all episodes)
+
+    def as_dict(self) -> dict:
+        return {"out": str(self.out), "episodes": self.episodes, "frames": self.frames, "fps": self.fps,
+                "cameras": self.cameras, "export_s": round(self.seconds, 2), "size_bytes": self.bytes,
+                "held_sample_max_age_s": {k: round(v, 4) for k, v in self.max_age_s.items()}}
+
+
+def export_dataset(sources: list[Path], out: Path, cfg: DatasetConfig, overwrite: bool = False) -> ExportSummary:
+    """Write the bags ``sources`` (run directories, bag folders or .mcap files) as the episodes 0… of a new
+    LeRobot dataset in the folder ``out``."""
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise DatasetError("writing parquet needs pyarrow (pip install pyarrow)") from None
+    started = time.monotonic()
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        if not overwrite:
+            raise DatasetError(f"{out} exists: a dataset is written into a new folder (or --overwrite)")
+        shutil.rmtree(out) if out.is_dir() else out.unlink()
+    for source in sources:
+        if not source.exists():
+            raise DatasetError(f"{source} does not exist: give a run directory, a bag folder or a .mcap file")
+    joint_names = cfg.joint_names
+    if not joint_names:
+        from g1_teleop.core.robot_description import load_robot
+
+        joint_names = load_robot().joint_names
+    episodes = [episode_from_bag(Path(s), cfg, joint_names) for s in sources]
+    cameras = sorted({c for ep in episodes for c in ep.cameras})
+    for ep in episodes:
+        if sorted(ep.cameras) != cameras:
+            raise DatasetError(f"{ep.source} has the cameras {sorted(ep.cameras) or 'none'}, other bags {cameras}: "
+                               "every episode needs the same features (or --no-images)")
+    out.mkdir(parents=True, exist_ok=True)
+    tmp_features: dict[str, tuple[int, int, dict]] = {}
+    episode_rows: list[dict] = []
+    all_columns: dict[str, list[np.ndarray]] = {}
+    image_samples: dict[str, list[np.ndarray]] = {c: [] for c in cameras}
+    first_index = 0
+    for e, ep in enumerate(episodes):
+        n = len(ep.grid_ns)
+        columns: dict[str, np.ndarray] = dict(ep.vectors)
+        columns["timestamp"] = (np.arange(n) / cfg.fps).astype(np.float32)
+        columns["frame_index"] = np.arange(n, dtype=np.int64)
+        columns["episode_index"] = np.full(n, e, dtype=np.int64)
+        columns["index"] = first_index + np.arange(n, dtype=np.int64)
+        columns["task_index"] = np.zeros(n, dtype=np.int64)
+        chunk, file = divmod(e, CHUNKS_SIZE)
+        row: dict = {"episode_index": e, "tasks": [cfg.task], "length": n, "data/chunk_index": chunk,
+                     "data/file_index": file, "dataset_from_index": first_index, "dataset_to_index": first_index + n}
+        for camera in cameras:
+            key = f"observation.images.{camera}"
+            path = out / VIDEO_PATH.format(video_key=key, chunk_index=chunk, file_index=file)
+            images, held = ep.cameras[camera]
+            info, samples = encode_video(path, images, held, cfg)
+            tmp_features[camera] = (info["video.height"], info["video.width"], info)
+            image_samples[camera].append(samples)
+            row.update({f"videos/{key}/chunk_index": chunk, f"videos/{key}/file_index": file,
+                        f"videos/{key}/from_timestamp": 0.0, f"videos/{key}/to_timestamp": n / cfg.fps})
+            row.update({f"stats/{key}/{k}": v for k, v in image_stats(samples).items()})
+        for key, values in columns.items():
+            row.update({f"stats/{key}/{k}": v for k, v in vector_stats(values).items()})
+            all_columns.setdefault(key, []).append(values)
+        row.update({"meta/episodes/chunk_index": 0, "meta/episodes/file_index": 0})
+        arrays = {key: (pa.FixedSizeListArray.from_arrays(pa.array(v.reshape(-1)), v.shape[1]) if v.ndim == 2
+                        else pa.array(v)) for key, v in columns.items()}
+        data_path = out / DATA_PATH.format(chunk_index=chunk, file_index=file)
+        data_path.parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(pa.table(arrays), data_path, compression="snappy")
+        episode_rows.append(row)
+        first_index += n
+    features = build_features(joint_names, cfg.velocities, {c: tmp_features[c] for c in cameras})
+    episodes_path = out / EPISODES_PATH
+    episodes_path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.Table.from_pylist(episode_rows), episodes_path)
+    tasks = pa.table({"task_index": pa.array([0], pa.int64()), "task": pa.array([cfg.task], pa.string())})
+    tasks = tasks.replace_schema_metadata({b"pandas": _pandas_index_metadata(
+        "task", [("task_index", "int64", "int64"), ("task", "unicode", "object")])})
+    pq.write_table(tasks, out / "meta/tasks.parquet")
+    stats = {key: vector_stats(np.concatenate(parts)) for key, parts in all_columns.items()}
+    stats.update({f"observation.images.{c}": image_stats(np.concatenate(image_samples[c])) for c in cameras})
+    info = {"codebase_version": CODEBASE_VERSION, "robot_type": cfg.robot_type, "total_episodes": len(episodes),
+            "total_frames": first_index, "total_tasks": 1, "chunks_size": CHUNKS_SIZE, "data_files_size_in_mb": 100,
+            "video_files_size_in_mb": 200, "fps": cfg.fps, "splits": {"train": f"0:{len(episodes)}"},
+            "data_path": DATA_PATH, "video_path": VIDEO_PATH if cameras else None, "features": features}
+    (out / "meta/info.json").write_text(json.dumps(info, indent=4) + "\n")
+    (out / "meta/stats.json").write_text(json.dumps(stats, indent=4) + "\n")
+    ages: dict[str, float] = {}
+    for ep in episodes:
+        for name, age in ep.max_age_s.items():
+            ages[name] = max(age, ages.get(name, 0.0))
+    size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
+    return ExportSummary(out, len(episodes), first_index, cfg.fps, cameras, time.monotonic() - started, size, ages)
+
+
+def add_arguments(parser: argparse.ArgumentParser, with_sources: bool = True) -> None:
+    """The export's options (``with_sources``: the BAG… OUT positionals of `g1-teleop dataset`)."""
+    if with_sources:
+        parser.add_argument("sources", nargs="+", type=Path, metavar="BAG",
+                            help="bags, one episode each: a run directory (g1-teleop sim), a bag folder or a .mcap")
+        parser.add_argument("out", type=Path, metavar="OUT", help="the dataset folder (new)")
+        parser.add_argument("--overwrite", action="store_true", help="replace OUT if it exists")
+    parser.add_argument("--task", default=DEFAULT_TASK, help=f"the episodes' task string (default {DEFAULT_TASK!r})")
+    parser.add_argument("--fps", type=int, default=50, help="frames per second of the graph's clock (default 50: "
+                        "the command rate)")
+    parser.add_argument("--no-velocities", dest="velocities", action="store_false",
+                        help="leave out observation.velocity (measured joint velocities)")
+    parser.add_argument("--no-images", dest="images", action="store_false",
+                        help="leave out the eyes' images even when the bag has them")
+    parser.add_argument("--vcodec", default="libsvtav1", help="PyAV video encoder (default libsvtav1: AV1, as "
+                        "LeRobot); e.g. libx264")
+
+
+def config_from_args(args: argparse.Namespace) -> DatasetConfig:
+    return DatasetConfig(fps=args.fps, task=args.task, velocities=args.velocities, images=args.images,
+                         vcodec=args.vcodec)
+
+
+def run_export(sources: list[Path], out: Path, cfg: DatasetConfig, overwrite: bool = False,
+               prog: str = "g1-teleop dataset") -> int:
+    """Export and print the summary (JSON); a clear one-line error and exit code 2 when it cannot."""
+    try:
+        summary = export_dataset(sources, out, cfg, overwrite=overwrite)
+    except DatasetError as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return 2
+    figures = summary.as_dict()
+    print(json.dumps(figures, indent=2))
+    stale = {k: v for k, v in summary.max_age_s.items() if v > 5.0 / cfg.fps}
+    if stale:
+        print(f"{prog}: note: some frames hold samples older than 5 frames ({stale}): the recording has gaps",
+              file=sys.stderr)
+    print(f"dataset: {out.resolve()}")
+    return 0
+
+
+def main_from_args(args: argparse.Namespace) -> int:
+    return run_export(args.sources, args.out, config_from_args(args), overwrite=args.overwrite)

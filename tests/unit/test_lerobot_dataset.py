@@ -1,0 +1,208 @@
+"""LeRobot dataset export (tools/lerobot_frames.py, tools/lerobot_export.py): the frame grid and sample-and-hold by
+stamp, the features, and a synthetic bag exported and read back by software we did not write: Hugging Face's
+``datasets`` (the data parquet, as LeRobot loads it), pandas (the tasks table) and PyAV (the videos)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import av
+import datasets
+import numpy as np
+import pandas as pd
+import pytest
+from rosbags.typesys.stores.ros2_kilted import builtin_interfaces__msg__Time as Time
+from rosbags.typesys.stores.ros2_kilted import sensor_msgs__msg__CompressedImage as CompressedImage
+from rosbags.typesys.stores.ros2_kilted import sensor_msgs__msg__JointState as JointState
+from rosbags.typesys.stores.ros2_kilted import std_msgs__msg__Header as Header
+
+from g1_teleop.core.camera_images import encode_jpeg
+from g1_teleop.core.robot_description import load_robot
+from g1_teleop.core.rosbag import TYPESTORE, BagWriter
+from g1_teleop.tools.cli import main as cli_main
+from g1_teleop.tools.lerobot_export import DatasetConfig, DatasetError, export_dataset
+from g1_teleop.tools.lerobot_frames import (
+    FrameError,
+    Stream,
+    build_features,
+    first_per_stamp,
+    frame_grid,
+    hold_indices,
+    image_stats,
+    vector_stats,
+)
+
+MS = 1_000_000
+
+
+def stream(name: str, stamps_ms: list[float]) -> Stream:
+    stamps = np.asarray(np.round(np.asarray(stamps_ms) * MS), dtype=np.int64)
+    return Stream(name, stamps, np.arange(len(stamps)))
+
+
+def test_the_grid_runs_at_fps_from_the_latest_start_to_the_earliest_end() -> None:
+    grid = frame_grid([stream("a", [3, 10, 50, 103]), stream("b", [7, 95])], fps=50)
+    assert grid[0] == 7 * MS and grid[-1] <= 95 * MS
+    assert np.all(np.diff(grid) == 20 * MS) and len(grid) == 5  # 7, 27, 47, 67, 87
+    thirds = frame_grid([stream("a", [0, 1000])], fps=30)
+    assert len(thirds) == 31 and thirds[1] == 33_333_333 and thirds[2] == 66_666_667 and thirds[-1] == 10**9
+
+
+def test_the_grid_refuses_streams_that_cannot_make_frames() -> None:
+    with pytest.raises(FrameError, match="no samples of b"):
+        frame_grid([stream("a", [0, 10]), stream("b", [])], fps=50)
+    with pytest.raises(FrameError, match="do not overlap"):
+        frame_grid([stream("a", [0, 10]), stream("b", [20, 30])], fps=50)
+
+
+def test_a_frame_holds_the_latest_sample_stamped_at_or_before_it() -> None:
+    s = stream("s", [0, 20, 25, 40])
+    grid = np.array([0, 19, 20, 39, 40, 60], dtype=np.int64) * MS
+    assert hold_indices(s, grid).tolist() == [0, 0, 1, 2, 3, 3]
+    with pytest.raises(FrameError, match="no sample at or before"):
+        hold_indices(stream("late", [5]), np.array([0], dtype=np.int64))
+
+
+def test_a_stamp_published_again_keeps_its_first_sample_in_stamp_order() -> None:
+    s = first_per_stamp("c", [20, 0, 20, 40], [np.array([1.0]), np.array([2.0]), np.array([3.0]), np.array([4.0])])
+    assert s.stamps_ns.tolist() == [0, 20, 40] and s.values[:, 0].tolist() == [2.0, 1.0, 4.0]
+
+
+def test_features_declare_state_velocity_action_cameras_and_bookkeeping() -> None:
+    names = ("a_joint", "b_joint")
+    features = build_features(names, True, {"left_eye": (480, 640, {"video.codec": "av1"})})
+    assert features["observation.state"] == {"dtype": "float32", "shape": [2], "names": ["a_joint.pos", "b_joint.pos"]}
+    assert features["observation.velocity"]["names"] == ["a_joint.vel", "b_joint.vel"]
+    assert features["action"]["shape"] == [2]
+    assert features["observation.images.left_eye"]["dtype"] == "video"
+    assert features["observation.images.left_eye"]["shape"] == [480, 640, 3]
+    assert {"timestamp", "frame_index", "episode_index", "index", "task_index"} <= set(features)
+    assert "observation.velocity" not in build_features(names, False, {})
+
+
+def test_statistics_per_dimension_and_per_channel() -> None:
+    stats = vector_stats(np.array([[0.0, 10.0], [1.0, 10.0], [2.0, 10.0]]))
+    assert stats["min"] == [0.0, 10.0] and stats["max"] == [2.0, 10.0] and stats["mean"] == [1.0, 10.0]
+    assert stats["count"] == [3] and stats["q50"] == [1.0, 10.0]
+    frames = np.zeros((2, 4, 4, 3), dtype=np.uint8)
+    frames[..., 0] = 255
+    img = image_stats(frames)
+    assert img["mean"] == [[[1.0]], [[0.0]], [[0.0]]] and img["count"] == [2]
+
+
+# --- a synthetic bag: states every 5 ms, commands every 20 ms (each published twice), images every 40 ms ---
+
+def q_at(t_ms: float, n: int, offset: float) -> np.ndarray:
+    return offset + 0.001 * t_ms + 0.01 * np.arange(n)
+
+
+def write_bag(path: Path, duration_ms: int = 1000, images: bool = True, commands: bool = True) -> list[str]:
+    names = list(load_robot().joint_names)
+    writer = BagWriter(path)
+
+    def put(topic: str, msg, t_ms: float) -> None:
+        ns = int(t_ms * MS)
+        writer.write(topic, msg.__msgtype__, ns, TYPESTORE.serialize_cdr(msg, msg.__msgtype__), ns)
+
+    def header(t_ms: float) -> Header:
+        ns = int(t_ms * MS)
+        return Header(stamp=Time(sec=ns // 10**9, nanosec=ns % 10**9), frame_id="")
+
+    for t in range(0, duration_ms + 1, 5):
+        q = q_at(t, len(names), 0.0)
+        put("/joint_states", JointState(header=header(t), name=names, position=q, velocity=q + 1.0,
+                                        effort=np.zeros(29)), t)
+        if commands and t % 20 == 0:
+            for again in (0.0, 1000.0):  # a lockstep re-publication of the stamp with other values: ignored
+                msg = JointState(header=header(t), name=names, position=q_at(t, len(names), 0.5 + again),
+                                 velocity=np.zeros(0), effort=np.zeros(0))
+                put("/joint_command", msg, t + again / 1000)
+        if images and t % 40 == 0:
+            rgb = np.full((48, 64, 3), (t // 4) % 256, dtype=np.uint8)
+            msg = CompressedImage(header=header(t), format="jpeg", data=np.frombuffer(encode_jpeg(rgb), np.uint8))
+            put("/camera/left/image_raw/compressed", msg, t)
+    writer.close()
+    return names
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory) -> tuple[Path, list[str]]:
+    root = tmp_path_factory.mktemp("lerobot")
+    names = write_bag(root / "bag")
+    export_dataset([root / "bag", root / "bag"], root / "ds", DatasetConfig(task="reach"))
+    return root / "ds", names
+
+
+def test_info_declares_the_format_fps_and_counts(exported) -> None:
+    ds, names = exported
+    info = json.loads((ds / "meta/info.json").read_text())
+    assert info["codebase_version"] == "v3.0" and info["fps"] == 50
+    assert info["total_episodes"] == 2 and info["total_frames"] == 2 * 51 and info["total_tasks"] == 1
+    assert info["features"]["observation.state"]["names"] == [f"{n}.pos" for n in names]
+    camera = info["features"]["observation.images.left_eye"]
+    assert camera["shape"] == [48, 64, 3] and camera["info"]["video.codec"] == "av1"
+    stats = json.loads((ds / "meta/stats.json").read_text())
+    assert stats["action"]["count"] == [102] and len(stats["observation.state"]["mean"]) == 29
+
+
+def test_hugging_face_datasets_reads_the_frames_as_recorded(exported, tmp_path: Path) -> None:
+    ds, _ = exported
+    frames = datasets.Dataset.from_parquet(sorted(str(p) for p in ds.glob("data/*/*.parquet")),
+                                           cache_dir=str(tmp_path))
+    assert len(frames) == 102
+    first = frames.filter(lambda row: row["episode_index"] == 0).with_format("numpy")
+    t_ms = np.asarray(first["timestamp"], dtype=np.float64) * 1000
+    assert np.allclose(t_ms, np.arange(51) * 20, atol=1e-3)  # sim time 0, 20, … 1000 ms
+    assert np.asarray(first["frame_index"]).tolist() == list(range(51))
+    assert np.asarray(frames["index"]).tolist() == list(range(102))
+    action, state = np.asarray(first["action"]), np.asarray(first["observation.state"])
+    assert action.shape == (51, 29) and state.shape == (51, 29)
+    expected_action = np.stack([q_at(t, 29, 0.5) for t in np.round(t_ms)])  # the first publication of each stamp
+    assert np.allclose(action, expected_action, atol=1e-6)
+    assert np.allclose(state, np.stack([q_at(t, 29, 0.0) for t in np.round(t_ms)]), atol=1e-6)
+    assert np.allclose(np.asarray(first["observation.velocity"]), state + 1.0, atol=1e-6)
+
+
+def test_pandas_reads_the_tasks_indexed_by_task_and_the_episodes(exported) -> None:
+    ds, _ = exported
+    tasks = pd.read_parquet(ds / "meta/tasks.parquet")
+    assert list(tasks.index) == ["reach"] and tasks.loc["reach", "task_index"] == 0
+    episodes = pd.read_parquet(ds / "meta/episodes/chunk-000/file-000.parquet")
+    assert episodes["length"].tolist() == [51, 51] and episodes["dataset_to_index"].tolist() == [51, 102]
+    assert list(episodes["tasks"][1]) == ["reach"]
+    assert episodes["videos/observation.images.left_eye/file_index"].tolist() == [0, 1]
+
+
+def test_pyav_decodes_one_video_frame_per_data_frame(exported) -> None:
+    ds, _ = exported
+    with av.open(str(ds / "videos/observation.images.left_eye/chunk-000/file-000.mp4")) as container:
+        frames = [f.to_ndarray(format="rgb24") for f in container.decode(video=0)]
+    assert len(frames) == 51 and frames[0].shape == (48, 64, 3)
+    # frame k shows the image stamped at or before k·20 ms: images every 40 ms of gray (t/4) % 256
+    grays = np.array([f.mean() for f in frames])
+    expected = np.array([((k * 20 // 40 * 40) // 4) % 256 for k in range(51)], dtype=float)
+    assert np.abs(grays - expected).max() < 6.0
+
+
+def test_a_bag_without_commands_or_an_existing_output_is_refused_in_one_line(tmp_path: Path, capsys) -> None:
+    write_bag(tmp_path / "bag", duration_ms=100, images=False, commands=False)
+    with pytest.raises(DatasetError, match="no joint_command messages"):
+        export_dataset([tmp_path / "bag"], tmp_path / "ds", DatasetConfig())
+    (tmp_path / "taken").mkdir()
+    (tmp_path / "taken" / "x").write_text("")
+    assert cli_main(["dataset", str(tmp_path / "bag"), str(tmp_path / "taken")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("g1-teleop dataset: ") and "exists" in err and "Traceback" not in err
+    assert cli_main(["dataset", str(tmp_path / "nothing"), str(tmp_path / "ds2")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+
+
+def test_record_takes_the_export_options() -> None:
+    from g1_teleop.tools.cli import build_parser
+    from g1_teleop.tools.lerobot_export import config_from_args
+
+    args = build_parser().parse_args(["record", "--dataset", "ds", "--task", "wave", "--fps", "25", "--no-images"])
+    assert args.dataset == Path("ds")
+    assert config_from_args(args) == DatasetConfig(fps=25, task="wave", images=False)
+    assert build_parser().parse_args(["record"]).dataset is None
