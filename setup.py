@@ -5,7 +5,8 @@ from glob import glob
 from setuptools import find_packages, setup
 
 PACKAGE = "g1_teleop"
-NODES = ["xr_input", "retarget", "policy", "sim_bridge", "hw_bridge", "robot_state", "eyes", "hand_retarget"]
+NODES = ["xr_input", "retarget", "policy", "sim_bridge", "hw_bridge", "robot_state", "eyes", "hand_retarget",
+         "body_retarget"]
 
 setup(
     name=PACKAGE,

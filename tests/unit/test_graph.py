@@ -71,6 +71,18 @@ def test_conditional_plain_processes(tmp_path):
         "-m", "g1_teleop.tools.virtual_robot", "--domain-id", "7", "--gantry"]
 
 
+def test_a_node_may_run_for_one_of_several_values_and_the_body_source_swaps_the_retargeting():
+    for name in ("sim", "real"):
+        graph = load_graph(name)
+        for source in ("scenario", "bag", "webxr"):
+            names = [n.name for n in graph.resolve({"source": source})]
+            assert "retarget" in names and "body_retarget" not in names, (name, source)
+        names = [n.name for n in graph.resolve({"source": "body", "body_stream": "b.npz"})]
+        assert "body_retarget" in names and "retarget" not in names, name
+        xr_input = next(n for n in graph.resolve({"source": "body", "body_stream": "b.npz"}) if n.name == "xr_input")
+        assert xr_input.parameters["body_stream"] == "b.npz"
+
+
 def test_observers_yield_the_cpu_and_a_bad_niceness_is_refused(tmp_path):
     nodes = {n.name: n for n in load_graph("sim").resolve({"foxglove": "true"})}
     assert nodes["robot_state"].nice == nodes["foxglove_bridge"].nice == 10

@@ -8,8 +8,9 @@ import dataclasses
 import pytest
 
 from g1_teleop.core.settings import constraint_of
-from g1_teleop.nodes.xr_input import XrInputConfig, pose_msg
+from g1_teleop.nodes.xr_input import XrInputConfig
 from g1_teleop.ros.messages import to_stamp
+from g1_teleop.ros.operator_messages import pose_msg
 from g1_teleop.ros.parameters import descriptor
 
 

@@ -30,6 +30,10 @@ class DefaultPoseHold:
     def command_velocity(self, vx: float, vy: float, wz: float) -> None:
         """No locomotion: ignored."""
 
+    def command_waist(self, q: np.ndarray) -> bool:
+        """Not taken: this controller holds the default pose, the waist included."""
+        return False
+
     def request(self, mode: Mode) -> str | None:
         if mode is self.mode:
             return None

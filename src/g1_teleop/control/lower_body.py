@@ -38,7 +38,7 @@ class LowerBodyController(Protocol):
     ``mode`` is the current mode; ``max_velocity`` the (vx, vy, wz) of a full stick in LOCOMOTION (zeros
     without locomotion); ``walking`` True from a LOCOMOTION request until the SQUAT request. Commands are
     given once per tick before ``targets``: ``command_squat`` stick values in [-1, 1] for height and pitch,
-    ``command_velocity`` m/s, m/s, rad/s.
+    ``command_velocity`` m/s, m/s, rad/s, ``command_waist`` (when the operator's body drives the waist) rad.
     """
 
     mode: Mode
@@ -50,6 +50,10 @@ class LowerBodyController(Protocol):
     def command_squat(self, height_rate: float, pitch_rate: float) -> None: ...
 
     def command_velocity(self, vx: float, vy: float, wz: float) -> None: ...
+
+    def command_waist(self, q: np.ndarray) -> bool:
+        """The operator's waist targets (3,) rad, ``waist`` group order, for this tick, within the controller's own
+        limits; False when the controller drives the waist itself (a learned policy, walking) and ignores them."""
 
     def request(self, mode: Mode) -> str | None:
         """Switch to ``mode``: None when accepted (or already there), else why it is refused."""

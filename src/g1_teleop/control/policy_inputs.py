@@ -2,7 +2,8 @@
 refused with one reason (:class:`RefusedInput`: ``kind`` is "topic/check", for once-only warnings).
 
 joint_states: all 29 joints named, finite, with velocities, and plausible (state_checks); imu: plausible;
-teleop/arm_target: the 14 arm joints named, finite (effort: gravity feed-forward, absent → 0); joy and cmd_vel
+teleop/arm_target: the 14 arm joints named, and the 3 waist joints or none, finite (effort: gravity feed-forward
+of the arms, absent → 0); joy and cmd_vel
 (operator_commands; a button press counts after a release); teleop/mode_request: a mode's name. What is
 taken goes to the tick's inputs (tick_inputs). Times: monotonic wall seconds; stamps: integer ns.
 """
@@ -34,6 +35,7 @@ class PolicyInputs:
                  plausibility: PlausibilityLimits | None = None) -> None:
         self.joints = JointIndex(robot.joint_names)
         self.arm_joints = JointIndex(robot.group_names("arms"))
+        self.upper_joints = JointIndex([*robot.group_names("arms"), *robot.group_names("waist")])
         self.tick = tick_inputs
         self.tick.checks = StateChecks(robot.q_lower, robot.q_upper, robot.velocity_limit, plausibility)
         self.operator = OperatorCommands(mapping)
@@ -58,13 +60,17 @@ class PolicyInputs:
 
     def arm_target(self, names: Sequence[str], position: Sequence[float], velocity: Sequence[float],
                    effort: Sequence[float], stamp_ns: int, now_s: float) -> None:
+        arms = len(self.arm_joints)
         try:
-            vec = self.arm_joints.parse(names, position, velocity, effort)
+            index = self.upper_joints if len(names) == len(self.upper_joints) else self.arm_joints
+            vec = index.parse(names, position, velocity, effort)
         except MalformedJointMessage as exc:
-            raise RefusedInput(f"arm_target/{exc.kind}", f"ignored teleop/arm_target: {exc}; the arms keep their "
+            raise RefusedInput(f"arm_target/{exc.kind}", f"ignored teleop/arm_target: {exc} (the 14 arm joints, "
+                                                         "and the 3 waist joints or none); the arms keep their "
                                                          "last target") from None
-        tau = np.zeros(len(self.arm_joints)) if vec.effort is None else vec.effort
-        self.tick.put_arm(ArmTarget(stamp_ns, vec.position, tau, now_s))
+        tau = np.zeros(arms) if vec.effort is None else vec.effort[:arms]
+        waist = vec.position[arms:] if index is self.upper_joints else None
+        self.tick.put_arm(ArmTarget(stamp_ns, vec.position[:arms], tau, now_s, waist))
 
     def joy(self, axes: Sequence[float], buttons: Sequence[int], now_s: float) -> list[Mode]:
         """Take a joystick sample; the modes its buttons request."""

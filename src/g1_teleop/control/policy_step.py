@@ -87,6 +87,9 @@ class PolicyStep:
         self.gate.tick()
         self.operator.apply(self.builder.lower_body, now_s)
         arm = tick.arm
+        if arm is not None and arm.waist_q is not None and not self.builder.lower_body.command_waist(arm.waist_q):
+            problems.append(("waist", "the lower-body controller drives the waist itself now (a learned policy, "
+                                      "walking, or controller hold): the operator's waist targets wait"))
         target = self.builder.step(tick.state, None if arm is None else arm.q, None if arm is None else arm.tau_ff)
         problems += [(f"command/{kind}", f"command bounded by its contract: {kind} of {joints} joints")
                      for kind, joints in (target.corrections or {}).items()]

@@ -42,6 +42,9 @@ class SquatPart(Protocol):
     def command_squat(self, height_rate: float, pitch_rate: float) -> None:
         """Stick values in [-1, 1] for one control tick."""
 
+    def command_waist(self, q: np.ndarray) -> bool:
+        """The operator's waist targets (rad); False when the part drives the waist itself."""
+
     def reset(self) -> None:
         """(Re)activation: the command back to standing, internal state from scratch."""
 
@@ -112,6 +115,10 @@ class SquatLocomotionController:
             self.walk.command_velocity(vx, vy, wz)
         else:
             self.walk.stop()
+
+    def command_waist(self, q: np.ndarray) -> bool:
+        """The operator's waist targets (rad) for the squat part in SQUAT; walking and switching keep their own."""
+        return self.mode is Mode.SQUAT and not self.transitioning and self.squat.command_waist(q)
 
     def request(self, mode: Mode) -> str | None:
         """Switch to ``mode``; None when accepted (or already there), else why it is refused."""

@@ -9,7 +9,9 @@ squat mode: full stick 0.08 m/s and 0.1 rad/s). Every control tick:
    centre of the feet, and the legs follow by IK with both feet flat where they stand (leg_ik); below
    about 0.58 m the ankles reach their dorsiflexion limit and the pelvis leans further forward than
    commanded (0.31 rad at 0.5 m) to keep the centre of mass over the feet;
-3. the leg targets move at most ``leg_step_limit_rad`` per tick toward that solution; the waist holds 0;
+3. the leg targets move at most ``leg_step_limit_rad`` per tick toward that solution; the waist holds 0, or
+   follows the operator's waist targets (``command_waist``: within ``waist_limit_rad`` of 0, at most
+   ``waist_step_limit_rad`` per tick), and the legs are solved with the waist where it goes;
 4. the feed-forward torques of legs and waist hold the measured posture against gravity with both feet
    on the ground and push the centre of mass back over the feet from the IMU and joint velocities
    (balance): joint PD alone at the OpenWBT gains (ankles 40 N·m/rad) is far softer than the
@@ -47,11 +49,18 @@ class StandingConfig:
     reference_rate: tuple[float, float, float] = (0.1, 0.15, 0.1)  # height m/s, pitch rad/s, horizontal m/s
     leg_step_limit_rad: float = 0.04  # per tick (2 rad/s)
     transition_ticks: int = 50  # ticks the legs are kept before walking starts (OpenWBT's 1 s)
+    # |waist yaw, roll, pitch| the operator may command (rad): well inside the joints' ±2.6/±0.52/±0.52, where
+    # the centre of mass stays over the feet
+    waist_limit_rad: tuple[float, float, float] = (0.6, 0.2, 0.3)
+    waist_step_limit_rad: float = 0.01  # per tick (0.5 rad/s), as the arm targets
     balance: BalanceGains = field(default_factory=BalanceGains)
 
     def __post_init__(self) -> None:
-        if not self.control_dt > 0 or not self.leg_step_limit_rad > 0:
-            raise ValueError("control_dt and leg_step_limit_rad must be positive")
+        if not self.control_dt > 0 or not self.leg_step_limit_rad > 0 or not self.waist_step_limit_rad > 0:
+            raise ValueError("control_dt, leg_step_limit_rad and waist_step_limit_rad must be positive")
+        if len(self.waist_limit_rad) != 3 or not all(limit >= 0 for limit in self.waist_limit_rad):
+            raise ValueError(f"waist_limit_rad must be three non-negative angles (yaw, roll, pitch), got "
+                             f"{self.waist_limit_rad}")
         if self.transition_ticks < 0:
             raise ValueError(f"transition_ticks must be >= 0, got {self.transition_ticks}")
         if not all(rate > 0 for rate in self.reference_rate):
@@ -81,7 +90,11 @@ class StandingController:
         self._pitch_bound = 0.0  # rad: the commanded pitch, rate-limited (the reference may lean further)
         self._solution: np.ndarray | None = None  # (29,) the last IK solution (legs), DDS order
         self._target: np.ndarray | None = None  # (15,) legs and waist (lower_body group), as last sent
-        self._waist_q = np.zeros(len(self._waist_joints))
+        self._waist_q = np.zeros(len(self._waist_joints))  # the waist target, as last sent (rad)
+        self._waist_goal = np.zeros(len(self._waist_joints))  # where the operator wants it (rad)
+        limit = np.asarray(self.config.waist_limit_rad, dtype=float)
+        self._waist_lower = np.maximum(-limit, robot.q_lower[self._waist_joints])
+        self._waist_upper = np.minimum(limit, robot.q_upper[self._waist_joints])
         self.ik_failures = 0  # ticks whose pelvis pose the legs could not reach (the last pose was kept)
 
     @property
@@ -93,13 +106,22 @@ class StandingController:
         """Stick values in [-1, 1] for one control tick."""
         self._command.integrate(height_rate, pitch_rate)
 
+    def command_waist(self, q: np.ndarray) -> bool:
+        """The operator's waist targets (3,) rad (yaw, roll, pitch), clipped to ``waist_limit_rad``; taken."""
+        self._waist_goal = np.clip(np.asarray(q, dtype=float), self._waist_lower, self._waist_upper)
+        return True
+
     def reset(self) -> None:
-        """The command back to standing; the next targets start from the measured posture."""
+        """The command back to standing (the waist goal back to 0); the next targets start from the measured
+        posture."""
         self._command.reset()
+        self._waist_goal = np.zeros(len(self._waist_joints))
+        self._waist_q = np.zeros(len(self._waist_joints))  # (as the walk part leaves it: a blend follows)
         self._reference = None
 
     def targets(self, state: Proprioception) -> LowerBodyTarget:
         cfg = self.config
+        self._waist_q = slew_limit(self._waist_goal, self._waist_q, cfg.waist_step_limit_rad)
         q = np.array(state.q, dtype=float)
         q[self._waist_joints] = self._waist_q
         if self._reference is None:  # start from the measured posture

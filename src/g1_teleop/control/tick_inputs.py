@@ -43,12 +43,14 @@ class ImuSample:
 @dataclass(frozen=True)
 class ArmTarget:
     """The IK's arm target: q (14,) rad and feed-forward torques tau_ff (14,) N·m in the ``arms`` group's
-    order, stamped with the operator sample behind it, received at ``received_s``."""
+    order, stamped with the operator sample behind it, received at ``received_s``; waist_q (3,) rad in the
+    ``waist`` group's order when the operator's body drives the waist (body_retarget), else None."""
 
     stamp_ns: int
     q: np.ndarray
     tau_ff: np.ndarray
     received_s: float
+    waist_q: np.ndarray | None = None
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,8 @@
 
 A graph file (config/graphs/NAME.yaml) declares typed arguments and the nodes with their parameters;
 ``$(arg NAME)`` inside a parameter value (or a plain process's argument) is replaced by the argument's
-value. A node with ``when: {ARG: VALUE}`` runs only when that argument has that value; ``ros: false``
+value. A node with ``when: {ARG: VALUE}`` runs only when that argument has that value (``[V1, V2]``: one of
+them); ``ros: false``
 marks a plain process (``python -m g1_teleop.EXECUTABLE ARGUMENTS…``, e.g. the virtual robot); ``nice: N``
 (0–19) runs a node at that lower CPU priority: the observers (frames, cameras, Foxglove) yield the cores to the
 control path on a small machine. ROS-free.
@@ -62,7 +63,7 @@ class NodeSpec:
     remappings: tuple[tuple[str, str], ...] = ()
     ros: bool = True  # False: a plain process, started with ``arguments`` instead of ROS parameters
     arguments: tuple[str, ...] = ()
-    when: tuple[tuple[str, str], ...] = ()  # (argument, value) pairs that must all hold
+    when: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (argument, its allowed values) pairs that must all hold
     nice: int = 0  # the process's niceness (0–19): higher yields the CPU to the others
 
 
@@ -105,7 +106,7 @@ class Graph:
                 when=(),
             )
             for node in self.nodes
-            if all(text[arg] == value for arg, value in node.when)
+            if all(text[arg] in values for arg, values in node.when)
         ]
 
     def _substitute(self, value: Any, text: dict[str, str], typed: dict[str, Any]) -> Any:
@@ -161,7 +162,8 @@ def load_graph(name: str) -> Graph:
                     remappings=tuple(tuple(pair) for pair in (spec.get("remappings") or {}).items()),
                     ros=bool(spec.get("ros", True)),
                     arguments=tuple(str(a) for a in spec.get("arguments") or ()),
-                    when=tuple((str(k), str(v)) for k, v in (spec.get("when") or {}).items()),
+                    when=tuple((str(k), tuple(str(x) for x in v) if isinstance(v, list) else (str(v),))
+                               for k, v in (spec.get("when") or {}).items()),
                     nice=spec.get("nice", 0),
                 )
             )

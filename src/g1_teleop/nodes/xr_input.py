@@ -4,6 +4,8 @@ source "scenario": a YAML file of timed operator actions (g1_teleop.operator.sce
 OpenXR headset would report and sent through the same XR→robot conversion a headset's data gets
 (g1_teleop.operator.xr_frames). source "bag": the operator samples of a recorded run (a rosbag2 bag with xr/* and
 joy, ``bag`` parameter) are published again exactly as recorded (g1_teleop.operator.input_sources). source
+"body": a body stream file (``body_stream``) on xr/body (geometry_msgs/PoseArray: the 24 body points,
+g1_teleop.ros.operator_messages) and its Head point on xr/head, for whole-body retargeting (body_retarget). source
 "webxr": a live headset through the WebXR server (g1_teleop.operator.webxr_server; which samples and what of
 them: g1_teleop.operator.webxr_source). Publishes xr/head (headset world, robot basis), xr/left_wrist,
 xr/right_wrist (pelvis frame: the IK targets of left_ee / right_ee) and joy, stamped with the sample time; webxr
@@ -25,7 +27,6 @@ import dataclasses
 import time
 from dataclasses import dataclass
 
-import numpy as np
 from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticStatus
 from geometry_msgs.msg import Pose, PoseArray, PoseStamped
@@ -39,7 +40,8 @@ from std_srvs.srv import Trigger
 
 from g1_teleop.core.paths import scenario_path
 from g1_teleop.core.settings import setting
-from g1_teleop.operator.input_sources import WRIST_REFERENCES, OperatorRecording, ScenarioPlayer
+from g1_teleop.operator.body_stream import load_body_stream
+from g1_teleop.operator.input_sources import WRIST_REFERENCES, BodyStreamPlayer, OperatorRecording, ScenarioPlayer
 from g1_teleop.operator.scenario import Scenario
 from g1_teleop.operator.webxr_events import HAND_JOINTS
 from g1_teleop.operator.webxr_samples import XrSample
@@ -50,6 +52,7 @@ from g1_teleop.ros.diagnostics import Diagnostics
 from g1_teleop.ros.image_messages import QOS_IMAGE, STEREO_TOPIC
 from g1_teleop.ros.messages import stamp_ns, to_stamp
 from g1_teleop.ros.node_main import run
+from g1_teleop.ros.operator_messages import body_msg, landmarks_msg, pose_msg
 from g1_teleop.ros.parameters import declare_config
 from g1_teleop.ros.qos import QOS_LATCHED, QOS_SENSOR, QOS_STATE
 
@@ -63,6 +66,8 @@ class XrInputConfig(WebXrConfig):
                           choices=SOURCES)
     scenario: str = setting("default", "source scenario: a name in config/scenarios/ or a YAML path")
     bag: str = setting("", "source bag: a rosbag2 folder with the operator topics (g1-teleop record, a sim run's bag/)")
+    body_stream: str = setting("", "source body: a body stream file (.npz, g1_teleop.operator.body_stream; "
+                               "g1-teleop body-stream demo writes one)")
     rate_hz: float = setting(0.0, "samples per second when not in lockstep (Hz); 0: the source's device rate",
                              minimum=0.0)
     lockstep: bool = setting(True, "one sample per /clock tick; false: samples on a timer at rate_hz")
@@ -78,28 +83,11 @@ class XrInputConfig(WebXrConfig):
         super().__post_init__()  # every setting's check (check_settings), then the gestures' thresholds
         if self.source == "bag" and not self.bag:
             raise ValueError("source bag needs the bag parameter: the folder of a recorded bag")
+        if self.source == "body" and not self.body_stream:
+            raise ValueError("source body needs the body_stream parameter: a body stream file (.npz)")
 
     def webxr_config(self) -> WebXrConfig:
         return WebXrConfig(**{f.name: getattr(self, f.name) for f in dataclasses.fields(WebXrConfig)})
-
-
-def pose_msg(pose: np.ndarray, stamp: Time, frame_id: str) -> PoseStamped:
-    """(7,) position (m) and orientation (w, x, y, z) → PoseStamped, copied value for value (not through a rotation
-    matrix as ``ros.messages.pose_stamped_msg``: a bag replay publishes the recorded quaternions' bits)."""
-    msg = PoseStamped()
-    msg.header.stamp, msg.header.frame_id = stamp, frame_id
-    p, o = msg.pose.position, msg.pose.orientation
-    p.x, p.y, p.z, o.w, o.x, o.y, o.z = (float(v) for v in pose)
-    return msg
-
-
-def landmarks_msg(points: np.ndarray, stamp: Time, frame_id: str, msg: PoseArray | None = None) -> PoseArray:
-    """(25, 3) hand landmarks (m) → PoseArray (orientations identity); into ``msg``'s poses when it has 25 (faster)."""
-    msg = msg if msg is not None and len(msg.poses) == len(points) else PoseArray(poses=[Pose() for _ in points])
-    msg.header.stamp, msg.header.frame_id = stamp, frame_id
-    for pose, (x, y, z) in zip(msg.poses, points.tolist(), strict=True):
-        pose.position.x, pose.position.y, pose.position.z = x, y, z
-    return msg
 
 
 class XrInput(Node):
@@ -120,8 +108,8 @@ class XrInput(Node):
             self.diagnostics = Diagnostics(self, self.webxr_values)
             self.start_webxr()
         else:
-            self.player = (ScenarioPlayer(Scenario.load(scenario_path(cfg.scenario)), cfg.wrist_reference)
-                           if cfg.source == "scenario" else OperatorRecording.load(cfg.bag))
+            self.player = self.load_player()
+            self.pub_body = self.create_publisher(PoseArray, "xr/body", QOS_SENSOR)
             self.diagnostics = Diagnostics(self, lambda: {"source": cfg.source, "samples": self.samples,
                                                           "playing": self.playing})
             self.get_logger().info(f"{cfg.source} {self.player.source}: {self.player.description} "
@@ -131,6 +119,14 @@ class XrInput(Node):
             self.create_subscription(Clock, "/clock", self.on_clock, QOS_STATE)
         elif self.server is None:
             self.create_timer(1.0 / (cfg.rate_hz or self.player.sample_rate_hz), self.on_timer)
+
+    def load_player(self) -> ScenarioPlayer | OperatorRecording | BodyStreamPlayer:
+        cfg = self.cfg
+        if cfg.source == "scenario":
+            return ScenarioPlayer(Scenario.load(scenario_path(cfg.scenario)), cfg.wrist_reference)
+        if cfg.source == "body":
+            return BodyStreamPlayer(load_body_stream(cfg.body_stream), cfg.body_stream)
+        return OperatorRecording.load(cfg.bag)
 
     def start_webxr(self) -> None:
         """The WebXR server: samples published per /clock tick (lockstep) or from the server's thread as they come."""
@@ -234,9 +230,12 @@ class XrInput(Node):
             joy = Joy(axes=list(frame.joy_axes), buttons=list(frame.joy_buttons))
             joy.header.stamp = stamp
             self.pub_joy.publish(joy)
-        self.pub_head.publish(pose_msg(frame.head, stamp, "xr_world"))
-        self.pub_left.publish(pose_msg(frame.left_wrist, stamp, "pelvis"))
-        self.pub_right.publish(pose_msg(frame.right_wrist, stamp, "pelvis"))
+        self.pub_head.publish(pose_msg(frame.head, stamp, "operator_world" if frame.body is not None else "xr_world"))
+        if frame.body is not None:
+            self.pub_body.publish(body_msg(frame.body, stamp))
+        if frame.left_wrist is not None and frame.right_wrist is not None:
+            self.pub_left.publish(pose_msg(frame.left_wrist, stamp, "pelvis"))
+            self.pub_right.publish(pose_msg(frame.right_wrist, stamp, "pelvis"))
         if now_ns != self.last_stamp_ns:
             self.samples += 1
             self.last_stamp_ns = now_ns

@@ -1,6 +1,6 @@
-"""Where xr_input's operator samples come from: a scenario seen through a simulated headset, or a bag.
+"""Where xr_input's operator samples come from: a scenario seen through a simulated headset, a bag, or a body stream.
 
-Both players answer ``frame(t)`` (t: seconds since playback started) with an ``XrFrame``: the poses
+The players answer ``frame(t)`` (t: seconds since playback started) with an ``XrFrame``: the poses
 xr_input publishes (xr/head: the head in the headset world, robot basis; xr/left_wrist, xr/right_wrist:
 the IK targets of left_ee / right_ee in the pelvis frame) and the joystick.
 
@@ -9,6 +9,9 @@ the IK targets of left_ee / right_ee in the pelvis frame) and the joystick.
 * ``OperatorRecording``: what xr_input published in a recorded run, read from a rosbag2 bag (g1_teleop.core.rosbag):
   at time t it gives the latest wrist pair stamped at or before first_stamp + t, with the head and joystick
   in force then, exactly as recorded. Replaying a lockstep run's bag into the same graph reproduces it.
+* ``BodyStreamPlayer``: the operator's 24 body points from a body stream file (g1_teleop.operator.body_stream), the
+  latest frame at or before first_stamp + t; the head is its Head point; no wrist targets (the whole-body
+  retargeting takes the body).
 
 A pose is a (7,) vector: position (m), then orientation (w, x, y, z) (g1_teleop.core.rotations). A recorded
 pose is copied value for value from its message's fields, never through a rotation matrix, so that a replay
@@ -24,25 +27,31 @@ from pathlib import Path
 
 import numpy as np
 
+from g1_teleop.core.body_points import body_point_index
 from g1_teleop.core.rosbag import BagError, read_messages
 from g1_teleop.core.rotations import position_wxyz
+from g1_teleop.operator.body_stream import BodyStream
 from g1_teleop.operator.scenario import Scenario
 from g1_teleop.operator.xr_frames import BodyReference, openxr_to_robot, robot_to_openxr
 
 OPERATOR_TOPICS = ("xr/head", "xr/left_wrist", "xr/right_wrist", "joy")
 WRIST_REFERENCES = ("head", "body")
+HEAD_POINT = body_point_index("Head")
 
 
 @dataclass(frozen=True)
 class XrFrame:
     """One operator sample as published. Poses are (7,): x, y, z (m), qw, qx, qy, qz. head: in the headset
-    world, robot basis; left_wrist, right_wrist: in the pelvis frame. Joystick axes in [-1, 1], buttons 0/1."""
+    world, robot basis; left_wrist, right_wrist: in the pelvis frame (None: a source without wrist targets).
+    Joystick axes in [-1, 1], buttons 0/1. body: (24, 7) poses of the body points, XRobot's order, in the
+    operator's z-up world (x forward, y left, floor at z = 0); None without body tracking."""
 
     head: np.ndarray
-    left_wrist: np.ndarray
-    right_wrist: np.ndarray
+    left_wrist: np.ndarray | None
+    right_wrist: np.ndarray | None
     joy_axes: tuple[float, ...] = ()
     joy_buttons: tuple[int, ...] = ()
+    body: np.ndarray | None = None
 
 
 def pose_vector(T: np.ndarray) -> np.ndarray:
@@ -148,3 +157,22 @@ class OperatorRecording:
         j = bisect.bisect_right(self.joy_t, stamp + 1e-9) - 1
         axes, buttons = self.joy[j] if j >= 0 else ((), ())
         return XrFrame(head, self.left_wrist[i], self.right_wrist[i], axes, buttons)
+
+
+class BodyStreamPlayer:
+    """A body stream played at its own timing (module docstring); ``source`` names where it came from."""
+
+    def __init__(self, stream: BodyStream, source: str) -> None:
+        self.stream, self.source = stream, source
+        self.poses = np.concatenate([stream.positions, stream.quat_wxyz], axis=-1)  # (N, 24, 7)
+        self.description = f"{len(stream)} body frames"
+        self.duration = float(stream.stamps[-1] - stream.stamps[0])
+        self.sample_rate_hz = 1.0 / float(np.median(np.diff(stream.stamps))) if len(stream) > 1 else 30.0
+
+    def frame(self, t: float) -> XrFrame:
+        """The body frame in force t seconds after the first one (the first before, the last after)."""
+        if not math.isfinite(t):
+            raise ValueError(f"BodyStreamPlayer.frame: time must be finite, got {t!r}")
+        stamps = self.stream.stamps
+        i = max(bisect.bisect_right(stamps, stamps[0] + t + 1e-9) - 1, 0)
+        return XrFrame(self.poses[i, HEAD_POINT], None, None, body=self.poses[i])

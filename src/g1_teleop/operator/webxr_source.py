@@ -19,8 +19,9 @@ import numpy as np
 from g1_teleop.operator.input_sources import XrFrame
 from g1_teleop.operator.webxr_samples import XrSample
 
-SOURCES = ("scenario", "bag", "webxr")
-"""xr_input's sources: a scenario through a simulated headset, a recorded bag's operator topics, a live headset."""
+SOURCES = ("scenario", "bag", "webxr", "body")
+"""xr_input's sources: a scenario through a simulated headset, a recorded bag's operator topics, a live headset, a
+body stream file (whole-body retargeting)."""
 LIVE_SOURCES = ("webxr",)
 """Sources with an operator behind them: retarget's clutch waits for the operator to engage."""
 

@@ -99,12 +99,16 @@ class WholeBodyRetargeter:
         self._offset_R = matrix_from_wxyz(np.array([row.rotation_offset_wxyz for row in table]))
         self._offset_p = np.array([row.position_offset for row in table], dtype=float)
         self._costs = [np.array([row.phase1 for row in table], float), np.array([row.phase2 for row in table], float)]
-        self.calibration = calibration or Calibration({row.point: row.scale for row in table}, 1.0)
-        self._scales = np.array([self.calibration.scales[row.point] for row in table])
+        self.calibrate_with(calibration or Calibration({row.point: row.scale for row in table}, 1.0))
         standing = self.problem.link_poses(self.standing_x(), IDENTITY_WXYZ)
         self.floor_toe_height_m = float(min(standing[k][2, 3] for k in self._feet))
         """Height of the toe frames when the robot stands on the floor (m)."""
         self.reset()
+
+    def calibrate_with(self, calibration: Calibration) -> None:
+        """Use an operator's scales (``calibrate``) from the next frame on."""
+        self.calibration = calibration
+        self._scales = np.array([calibration.scales[row.point] for row in self.table])
 
     def standing_x(self) -> np.ndarray:
         """x of the robot standing on the floor at its default pose (pelvis at spawn_height, level)."""

@@ -64,7 +64,6 @@ def time_origin_ns(bag: Bag) -> int:
 def recording_from_bag(bag: Bag, joint_names: tuple[str, ...]) -> Recording:
     """The Recording the main job's recorder would have made from these messages (times: the graph's clock, s)."""
     joints = JointIndex(joint_names)
-    arm_joints = JointIndex([joint_names[i] for i in ARM_INDICES])
     buffer, last = RecordingBuffer(), {}
 
     def new(stream: str, stamp: int) -> bool:
@@ -92,9 +91,9 @@ def recording_from_bag(bag: Bag, joint_names: tuple[str, ...]) -> Recording:
                     tau = vec.effort if vec.effort is not None else 0.0 * vec.position
                     buffer.add(command_t=stamp / 1e9, command_q=vec.position, command_tau=tau)
             elif topic == "teleop/arm_target":
-                vec = arm_joints.parse(msg.name, msg.position)
-                if new("arm_target", stamp):
-                    buffer.add(arm_target_t=stamp / 1e9, arm_target_q=vec.position)
+                q_arm = joints.parse(msg.name, msg.position, require_all=False).position[ARM_INDICES]
+                if not np.isnan(q_arm).any() and new("arm_target", stamp):  # (the waist may come too)
+                    buffer.add(arm_target_t=stamp / 1e9, arm_target_q=q_arm)
         except MalformedJointMessage:
             continue
         if topic == "odom" and new("odom", stamp):

@@ -15,8 +15,8 @@ def _cmd_sim(args: argparse.Namespace) -> int:
     from g1_teleop.tools.sim_job import SimJobConfig, run_sim_job
 
     gantry = args.gantry if args.gantry is not None else args.controller == "hold"
-    cfg = SimJobConfig(duration_s=args.duration, scenario=args.scenario, replay=args.replay, out_dir=args.out,
-                       model=args.model,
+    cfg = SimJobConfig(duration_s=args.duration, scenario=args.scenario, replay=args.replay,
+                       body_stream=args.body_stream, out_dir=args.out, model=args.model,
                        lockstep=not args.realtime, gantry=gantry, viewer=args.viewer, controller=args.controller,
                        policy_dir=args.policy_dir, squat_config=args.squat_config, loco_config=args.loco_config,
                        pushes="; ".join(args.push), report=args.report)
@@ -32,6 +32,17 @@ def _cmd_sim(args: argparse.Namespace) -> int:
     if not summary["failure"]:
         return 0
     return 2 if summary["failure"].startswith("cannot start") else 1  # 2: the input was not usable
+
+
+def _cmd_body_stream(args: argparse.Namespace) -> int:
+    from g1_teleop.tools.body_stream_demo import write_demo_body_stream
+
+    try:
+        write_demo_body_stream(args.out, args.rate)
+    except (ValueError, OSError) as exc:
+        print(f"g1-teleop body-stream: {exc}", file=sys.stderr)
+        return 2
+    return 0
 
 
 def _cmd_launch(args: argparse.Namespace) -> int:
@@ -224,6 +235,10 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--replay", default="", metavar="BAG",
                      help="replay the operator input (xr/*, joy) recorded in a bag (a run's bag/, or `g1-teleop "
                           "record`) instead of a scenario; in lockstep a run replayed into the same graph repeats")
+    sim.add_argument("--body-stream", default="", metavar="NPZ",
+                     help="the operator's whole body from a body stream file (`g1-teleop body-stream demo` writes "
+                          "one) instead of a scenario: body_retarget drives the waist and arms, the legs stay with "
+                          "the controller")
     sim.add_argument("--out", type=Path, default=None, help="run directory (default runs/sim-DATE-TIME)")
     sim.add_argument("--model", default="", help="robot model file (URDF or MJCF) instead of the project's")
     sim.add_argument("--realtime", action="store_true", help="run in real time instead of lockstep")
@@ -248,6 +263,16 @@ def build_parser() -> argparse.ArgumentParser:
                      help="write report.html into the run directory (a few seconds after the run; same as "
                           "`g1-teleop report RUN_DIR`)")
     sim.set_defaults(func=_cmd_sim)
+
+    body = sub.add_parser("body-stream", help="write a body stream file (the operator's 24 body points over time)",
+                          description="demo: known G1 motions (standing still 2 s to calibrate, arm swings, waist "
+                                      "turns, a squat, turning) as the body points of a 1.8 m operator, for "
+                                      "`g1-teleop sim --body-stream` and source:=body")
+    body.add_argument("kind", choices=["demo"], help="what to write")
+    body.add_argument("out", type=Path, help="the .npz file to write")
+    body.add_argument("--rate", type=float, default=30.0, help="frames per second (default 30, PICO's body rate "
+                                                               "order)")
+    body.set_defaults(func=_cmd_body_stream)
 
     launch = sub.add_parser("launch", help="run a node graph (the pip-environment launcher)",
                             description="Start every node of config/graphs/GRAPH.yaml as its own process; "

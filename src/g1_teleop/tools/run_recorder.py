@@ -6,6 +6,7 @@ stamp (lockstep re-publications are dropped).
 
 from __future__ import annotations
 
+import numpy as np
 from geometry_msgs.msg import PoseStamped
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
@@ -23,10 +24,12 @@ _BEST_EFFORT = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=200, reliabilit
 
 
 class Recorder(Node):
-    def __init__(self, joint_names: tuple[str, ...], node_name: str = "recorder", context=None) -> None:
+    def __init__(self, joint_names: tuple[str, ...], node_name: str = "recorder", context=None,
+                 wrists: bool = True) -> None:
+        """``wrists``: record xr/*_wrist (and wait for their publishers); False for a source without wrist targets
+        (a body stream)."""
         super().__init__(node_name, context=context)
         self.joints = JointIndex(joint_names)
-        self.arm_joints = JointIndex([joint_names[i] for i in ARM_INDICES])
         self.buffer = RecordingBuffer()
         self.sim_time_s = 0.0
         self._last: dict[str, int] = {}
@@ -39,7 +42,7 @@ class Recorder(Node):
         self.create_subscription(JointState, "teleop/arm_target", self.on_arm_target, _RELIABLE)
         self.create_subscription(Odometry, "odom", self.on_odom, _RELIABLE)
         self.create_subscription(TimeReference, "teleop/trace", self.on_trace, _RELIABLE)
-        for side in ("left", "right"):
+        for side in ("left", "right") if wrists else ():
             self.create_subscription(PoseStamped, f"xr/{side}_wrist",
                                      lambda msg, side=side: self.on_wrist(side, msg), _BEST_EFFORT)
 
@@ -80,11 +83,11 @@ class Recorder(Node):
     def on_arm_target(self, msg: JointState) -> None:
         stamp = stamp_ns(msg.header.stamp)
         try:
-            vec = self.arm_joints.parse(msg.name, msg.position)
+            q_arm = self.joints.parse(msg.name, msg.position, require_all=False).position[ARM_INDICES]
         except MalformedJointMessage:
             return
-        if self._new("arm_target", stamp):
-            self.buffer.add(arm_target_t=stamp / 1e9, arm_target_q=vec.position)
+        if not np.isnan(q_arm).any() and self._new("arm_target", stamp):  # (the waist may come too)
+            self.buffer.add(arm_target_t=stamp / 1e9, arm_target_q=q_arm)
 
     def on_odom(self, msg: Odometry) -> None:
         stamp = stamp_ns(msg.header.stamp)

@@ -23,7 +23,8 @@ from g1_teleop.core.pinocchio_model import build_pinocchio_model
 from g1_teleop.core.robot_description import Robot, load_robot
 from g1_teleop.launching.graph_description import load_graph
 from g1_teleop.launching.process_runner import GraphProcesses
-from g1_teleop.operator.input_sources import OperatorRecording
+from g1_teleop.operator.body_stream import load_body_stream
+from g1_teleop.operator.input_sources import BodyStreamPlayer, OperatorRecording
 from g1_teleop.operator.scenario import Scenario
 from g1_teleop.retarget.arm_ik import DualArmIK
 from g1_teleop.sim.simulator import parse_pushes
@@ -39,6 +40,7 @@ class SimJobConfig:
     duration_s: float | None = None  # None: the scenario's (or the replayed bag's) duration
     scenario: str = "default"
     replay: str = ""  # a bag whose operator topics replace the scenario (xr_input source bag)
+    body_stream: str = ""  # a body stream file that replaces the scenario (xr_input source body: body_retarget)
     out_dir: Path | None = None  # None: runs/sim-<date>-<time> in the working directory
     model: str = ""
     lockstep: bool = True
@@ -57,6 +59,8 @@ class SimJobConfig:
         if self.duration_s is not None and not self.duration_s > 0:
             raise ValueError(f"--duration must be positive, got {self.duration_s}")
         parse_pushes(self.pushes)
+        if self.replay and self.body_stream:
+            raise ValueError("--replay and --body-stream each replace the scenario: give one of them")
 
 
 def run_sim_job(cfg: SimJobConfig, log: Callable[[str], None] = print) -> tuple[Path, dict]:
@@ -75,12 +79,15 @@ def run_sim_job(cfg: SimJobConfig, log: Callable[[str], None] = print) -> tuple[
         log(failure)
         summary = {**summarize(Recording(), _no_kinematics), "failure": failure, "model": cfg.model,
                    "wall_time_s": 0.0, "realtime_factor": None, "controller": cfg.controller, "gantry": cfg.gantry,
-                   "pushes": [], "nodes_alive": 0, "nodes_total": 0, "scenario": cfg.replay or cfg.scenario}
+                   "pushes": [], "nodes_alive": 0, "nodes_total": 0,
+                   "scenario": cfg.replay or cfg.body_stream or cfg.scenario}
         (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
         return run_dir, summary
     cfg = dataclasses.replace(cfg, duration_s=cfg.duration_s or duration_s)
     nodes = load_graph("sim").resolve({
-        "source": "bag" if cfg.replay else "scenario", "bag": str(Path(cfg.replay).resolve()) if cfg.replay else "",
+        "source": "bag" if cfg.replay else "body" if cfg.body_stream else "scenario",
+        "bag": str(Path(cfg.replay).resolve()) if cfg.replay else "",
+        "body_stream": str(Path(cfg.body_stream).resolve()) if cfg.body_stream else "",
         "scenario": cfg.scenario, "model": cfg.model, "lockstep": str(cfg.lockstep).lower(),
         "gantry": str(cfg.gantry).lower(), "viewer": str(cfg.viewer).lower(), "wait_for_start": "true",
         "stop_at": str(cfg.duration_s),
@@ -98,7 +105,7 @@ def run_sim_job(cfg: SimJobConfig, log: Callable[[str], None] = print) -> tuple[
 
     graph = GraphProcesses(nodes, env=env, output=node_output)
     rclpy.init()
-    recorder = Recorder(robot.joint_names, node_name="sim_job_recorder")
+    recorder = Recorder(robot.joint_names, node_name="sim_job_recorder", wrists=not cfg.body_stream)
     bag_dir = run_dir / "bag"
     if bag_dir.exists():
         log(f"replacing the bag of an earlier run in {bag_dir}")
@@ -141,7 +148,7 @@ def run_sim_job(cfg: SimJobConfig, log: Callable[[str], None] = print) -> tuple[
         "pushes": [dataclasses.asdict(p) for p in parse_pushes(cfg.pushes)],
         "nodes_alive": len(alive),
         "nodes_total": len(nodes),
-        "scenario": cfg.replay or cfg.scenario,
+        "scenario": cfg.replay or cfg.body_stream or cfg.scenario,
         "bag": str(bag_dir.resolve()),
         "bag_messages": sum(bag_counts.values()),
         "model": str(robot.model_path),
@@ -162,6 +169,8 @@ def _preflight(cfg: SimJobConfig) -> tuple[Robot, float]:
     robot = load_robot(model=cfg.model or None)
     build_mujoco_model(robot)
     build_pinocchio_model(robot, floating_base=False)
+    if cfg.body_stream:
+        return robot, BodyStreamPlayer(load_body_stream(Path(cfg.body_stream)), cfg.body_stream).duration
     player = OperatorRecording.load(cfg.replay) if cfg.replay else Scenario.load(scenario_path(cfg.scenario))
     return robot, player.duration
 

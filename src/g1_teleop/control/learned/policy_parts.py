@@ -82,6 +82,10 @@ class LearnedSquat:
     def command_squat(self, height_rate: float, pitch_rate: float) -> None:
         self._command.integrate(height_rate, pitch_rate)
 
+    def command_waist(self, q: np.ndarray) -> bool:
+        """The policy drives the waist (its actions, or its configuration's held angles): not taken."""
+        return False
+
     def reset(self) -> None:
         self._command.reset()
         self.drive.reset()

@@ -1,0 +1,67 @@
+"""The whole-body path in the simulated graph: `g1-teleop body-stream demo` writes a body stream, `g1-teleop sim
+--body-stream` plays it through xr_input (source body) and body_retarget: after the standing calibration the
+waist and the arms follow the known motion behind the stream, at the simulator's joints, while the built-in
+controller keeps the robot standing."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from g1_teleop.control.standing_controller import StandingConfig
+from g1_teleop.retarget.whole_body import WholeBodyRetargeter
+from g1_teleop.retarget.whole_body_motion import demo_motion
+
+pytestmark = pytest.mark.integration
+
+RATE_HZ = 15.0  # body frames per second (PICO streams its body at about this order; fewer frames: a faster test)
+DURATION_S = 10.0  # standing still 2 s (calibration), arm swings 4 s, waist turns 4 s
+
+
+def test_a_body_stream_drives_the_waist_and_arms_while_the_robot_stands(sim_job, robot, tmp_path):
+    stream = tmp_path / "body.npz"
+    made = subprocess.run([sys.executable, "-m", "g1_teleop.tools.cli", "body-stream", "demo", str(stream),
+                           "--rate", str(RATE_HZ)], capture_output=True, text=True, timeout=120)
+    assert made.returncode == 0 and stream.exists(), made.stdout + made.stderr
+    run = sim_job("--body-stream", str(stream), "--duration", str(DURATION_S), name="body")
+
+    summary, log = run.summary, (run.out / "nodes.log").read_text()
+    assert summary["fell"] is False and summary["pelvis_min_z_m"] > 0.72, summary
+    assert summary["nodes_alive"] == summary["nodes_total"] == 5
+    assert "body_retarget]: calibrated" in log and "[WARN]" not in log.split("calibrated")[1], log[-3000:]
+
+    motion = demo_motion(WholeBodyRetargeter(robot), RATE_HZ)  # what the stream was made from
+    recording = np.load(run.out / "recording.npz")
+    arms, waist = robot.group("arms"), robot.group("waist")
+
+    def held(t: np.ndarray) -> np.ndarray:
+        """The demo's joints (N, 29) of the body frame in force at times t (s)."""
+        return motion.joints[np.searchsorted(motion.stamps, t + 1e-6, side="right") - 1]
+
+    # body_retarget's arm targets are the known motion's arm joints (over DDS, through the real nodes)
+    t_arm = recording["arm_target_t"]
+    following = t_arm > 2.1
+    arm_error = np.abs(recording["arm_target_q"][following] - held(t_arm[following])[:, arms])
+
+    # what reaches the simulator: the operator's waist, clipped to the standing controller's limits and moved at
+    # most its step a tick (control.standing_controller), from 0 until the calibration ends at 2 s
+    limit, step = np.array(StandingConfig().waist_limit_rad), StandingConfig().waist_step_limit_rad
+    t_cmd, commanded = recording["command_t"], recording["command_q"][:, waist]
+    expected, w = np.zeros_like(commanded), np.zeros(3)
+    for i, goal in enumerate(np.clip(held(t_cmd)[:, waist], -limit, limit)):
+        w = w + np.clip((goal if t_cmd[i] >= 2.0 - 1e-6 else 0.0) - w, -step, step)
+        expected[i] = w
+    waist_error = np.abs(commanded - expected)
+    t_state, q = recording["state_t"], recording["state_q"]
+    lag = np.abs(q[:, waist] - np.array([np.interp(t_state, t_cmd, commanded[:, j]) for j in range(3)]).T)
+    print(f"\narm targets vs the motion p95 {np.percentile(arm_error, 95):.4f} rad; commanded waist vs expected "
+          f"p95 {np.percentile(waist_error, 95):.4f} max {waist_error.max():.4f} rad; measured waist vs commanded "
+          f"p95 {np.percentile(lag, 95):.4f} rad; waist yaw {q[:, waist[0]].min():.2f}…{q[:, waist[0]].max():.2f}")
+    assert following.sum() > 0.9 * 50 * (DURATION_S - 2.2) and np.percentile(arm_error, 95) < 0.05
+    assert np.percentile(waist_error, 95) < 0.02 and waist_error.max() < 0.05
+    assert np.percentile(lag, 95) < 0.05
+    # the waist turned both ways and leaned as the operator did
+    assert q[:, waist[0]].max() > 0.25 and q[:, waist[0]].min() < -0.25 and q[:, waist[2]].max() > 0.18
