@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 from rosbags.typesys.stores.ros2_kilted import builtin_interfaces__msg__Time as Time
 from rosbags.typesys.stores.ros2_kilted import sensor_msgs__msg__CompressedImage as CompressedImage
+from rosbags.typesys.stores.ros2_kilted import sensor_msgs__msg__Image as Image
 from rosbags.typesys.stores.ros2_kilted import sensor_msgs__msg__JointState as JointState
 from rosbags.typesys.stores.ros2_kilted import std_msgs__msg__Header as Header
 
@@ -97,7 +98,8 @@ def q_at(t_ms: float, n: int, offset: float) -> np.ndarray:
     return offset + 0.001 * t_ms + 0.01 * np.arange(n)
 
 
-def write_bag(path: Path, duration_ms: int = 1000, images: bool = True, commands: bool = True) -> list[str]:
+def write_bag(path: Path, duration_ms: int = 1000, images: bool = True, commands: bool = True,
+              raw: bool = False) -> list[str]:
     names = list(load_robot().joint_names)
     writer = BagWriter(path)
 
@@ -121,7 +123,12 @@ def write_bag(path: Path, duration_ms: int = 1000, images: bool = True, commands
         if images and t % 40 == 0:
             rgb = np.full((48, 64, 3), (t // 4) % 256, dtype=np.uint8)
             msg = CompressedImage(header=header(t), format="jpeg", data=np.frombuffer(encode_jpeg(rgb), np.uint8))
-            put("/camera/left/image_raw/compressed", msg, t)
+            if raw:  # the right eye's uncompressed image instead
+                msg = Image(header=header(t), height=48, width=64, encoding="bgr8", is_bigendian=0, step=64 * 3,
+                            data=rgb[..., ::-1].reshape(-1).copy())
+                put("/camera/right/image_raw", msg, t)
+            else:
+                put("/camera/left/image_raw/compressed", msg, t)
     writer.close()
     return names
 
@@ -206,3 +213,16 @@ def test_record_takes_the_export_options() -> None:
     assert args.dataset == Path("ds")
     assert config_from_args(args) == DatasetConfig(fps=25, task="wave", images=False)
     assert build_parser().parse_args(["record"]).dataset is None
+
+
+def test_raw_images_become_video_and_an_unknown_encoder_is_refused(tmp_path: Path) -> None:
+    write_bag(tmp_path / "bag", duration_ms=200, raw=True)
+    summary = export_dataset([tmp_path / "bag"], tmp_path / "ds", DatasetConfig())
+    assert summary.cameras == ["right_eye"] and summary.frames == 11
+    with av.open(str(tmp_path / "ds/videos/observation.images.right_eye/chunk-000/file-000.mp4")) as container:
+        grays = [f.to_ndarray(format="rgb24").mean() for f in container.decode(video=0)]
+    assert len(grays) == 11 and abs(grays[-1] - 50) < 6  # the image of 200 ms: gray 200 / 4
+    with pytest.raises(DatasetError, match="not available"):
+        export_dataset([tmp_path / "bag"], tmp_path / "ds2", DatasetConfig(vcodec="no-such-codec"))
+    no_images = export_dataset([tmp_path / "bag"], tmp_path / "ds3", DatasetConfig(images=False))
+    assert no_images.cameras == [] and not (tmp_path / "ds3/videos").exists()

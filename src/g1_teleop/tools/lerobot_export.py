@@ -94,9 +94,13 @@ def episode_from_bag(path: Path, cfg: DatasetConfig, joint_names: tuple[str, ...
     from g1_teleop.tools.bag_analysis import stamp_of
 
     bag_path = resolve_bag(path)
-    camera_topics = [t for pair in CAMERA_TOPICS.values() for t in pair] if cfg.images else []
+    compressed_topics = [compressed for compressed, _ in CAMERA_TOPICS.values()] if cfg.images else []
     try:
-        bag = read_bag(bag_path, ["joint_states", "joint_command", *camera_topics])
+        bag = read_bag(bag_path, ["joint_states", "joint_command", *compressed_topics])
+        raw_topics = [raw for compressed, raw in CAMERA_TOPICS.values()
+                      if cfg.images and not bag.get(compressed) and any(t.endswith(raw) for t in bag.topics)]
+        if raw_topics:  # raw images (≈ 1 MB each) only for a camera recorded without its JPEGs
+            bag.messages.update(read_bag(bag_path, raw_topics).messages)
     except BagError as exc:
         raise DatasetError(str(exc)) from None
     joints = JointIndex(joint_names)
@@ -153,14 +157,14 @@ def _image_rgb(msg) -> np.ndarray:
 
 def encode_video(path: Path, images: Stream, held: np.ndarray, cfg: DatasetConfig) -> tuple[dict, np.ndarray]:
     """Encode the held images, one per frame, as ``path`` (MP4); → (the feature's video info, a sample of frames
-    for the statistics). Each recorded image is decoded once."""
+    for the statistics). Each recorded image is decoded once (``held`` never decreases)."""
     try:
         import av
     except ImportError:
         raise DatasetError("the bag has camera images and encoding them needs PyAV (pip install av), or export "
                            "without them (--no-images)") from None
     os.environ.setdefault("SVT_LOG", "1")  # SVT-AV1 prints its configuration at every stream; errors only
-    decoded: dict[int, np.ndarray] = {}
+    last: tuple[int, np.ndarray] | None = None  # the held indices never decrease: one decoded image at a time
     height = width = 0
     sample_every = max(1, len(held) // 50)
     samples = []
@@ -174,9 +178,12 @@ def encode_video(path: Path, images: Stream, held: np.ndarray, cfg: DatasetConfi
         except (ValueError, av.FFmpegError) as exc:
             raise DatasetError(f"the video encoder {cfg.vcodec!r} is not available in PyAV ({exc})") from None
         for k, i in enumerate(held):
-            rgb = decoded.get(int(i))
-            if rgb is None:
-                rgb = decoded[int(i)] = _image_rgb(images.values[int(i)])
+            if last is None or last[0] != int(i):
+                try:
+                    last = (int(i), _image_rgb(images.values[int(i)]))
+                except ValueError as exc:
+                    raise DatasetError(f"{images.name}: an image is not readable ({exc})") from None
+            rgb = last[1]
             if k == 0:
                 if rgb.shape[0] % 2 or rgb.shape[1] % 2:
                     raise DatasetError(f"{images.name}: images of {rgb.shape[1]}×{rgb.shape[0]} pixels; yuv420p "
