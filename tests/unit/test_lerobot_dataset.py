@@ -224,5 +224,8 @@ def test_raw_images_become_video_and_an_unknown_encoder_is_refused(tmp_path: Pat
     assert len(grays) == 11 and abs(grays[-1] - 50) < 6  # the image of 200 ms: gray 200 / 4
     with pytest.raises(DatasetError, match="not available"):
         export_dataset([tmp_path / "bag"], tmp_path / "ds2", DatasetConfig(vcodec="no-such-codec"))
+    assert not (tmp_path / "ds2").exists() and not (tmp_path / "ds2.partial").exists()  # nothing half-written
     no_images = export_dataset([tmp_path / "bag"], tmp_path / "ds3", DatasetConfig(images=False))
     assert no_images.cameras == [] and not (tmp_path / "ds3/videos").exists()
+    again = export_dataset([tmp_path / "bag"], tmp_path / "ds3", DatasetConfig(fps=25), overwrite=True)
+    assert again.frames == 6 and json.loads((tmp_path / "ds3/meta/info.json").read_text())["fps"] == 25

@@ -78,7 +78,7 @@ class Episode:
     source: Path
     grid_ns: np.ndarray
     vectors: dict[str, np.ndarray]  # feature → (frames, dims) float32
-    cameras: dict[str, tuple[Stream, np.ndarray]]  # camera → (its images: JPEG bytes or RGB arrays, held indices)
+    cameras: dict[str, tuple[Stream, np.ndarray]]  # camera → (its image messages, the held index per frame)
     max_age_s: dict[str, float]  # stream → the oldest held sample's age (s)
 
 
@@ -239,19 +239,85 @@ class ExportSummary:
                 "held_sample_max_age_s": {k: round(v, 4) for k, v in self.max_age_s.items()}}
 
 
+def _write_episode(root: Path, e: int, first_index: int, ep: Episode, cfg: DatasetConfig,
+                   cameras: dict[str, tuple[int, int, dict]],
+                   image_samples: dict[str, list[np.ndarray]]) -> tuple[dict, dict[str, np.ndarray]]:
+    """Write episode ``e`` (its data parquet, one video per camera) under ``root``; → its row of the episodes table
+    and its data columns (the cameras' video info goes into ``cameras``, their sampled frames into
+    ``image_samples``)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    n = len(ep.grid_ns)
+    columns = _columns(ep, e, first_index, cfg.fps)
+    chunk, file = divmod(e, CHUNKS_SIZE)
+    row: dict = {"episode_index": e, "tasks": [cfg.task], "length": n, "data/chunk_index": chunk,
+                 "data/file_index": file, "dataset_from_index": first_index, "dataset_to_index": first_index + n}
+    for camera, (images, held) in sorted(ep.cameras.items()):
+        key = f"observation.images.{camera}"
+        info, samples = encode_video(root / VIDEO_PATH.format(video_key=key, chunk_index=chunk, file_index=file),
+                                     images, held, cfg)
+        cameras[camera] = (info["video.height"], info["video.width"], info)
+        image_samples.setdefault(camera, []).append(samples)
+        row.update({f"videos/{key}/chunk_index": chunk, f"videos/{key}/file_index": file,
+                    f"videos/{key}/from_timestamp": 0.0, f"videos/{key}/to_timestamp": n / cfg.fps})
+        row.update({f"stats/{key}/{k}": v for k, v in image_stats(samples).items()})
+    for key, values in columns.items():
+        row.update({f"stats/{key}/{k}": v for k, v in vector_stats(values).items()})
+    row.update({"meta/episodes/chunk_index": 0, "meta/episodes/file_index": 0})
+    arrays = {key: (pa.FixedSizeListArray.from_arrays(pa.array(v.reshape(-1)), v.shape[1]) if v.ndim == 2
+                    else pa.array(v)) for key, v in columns.items()}
+    data_path = root / DATA_PATH.format(chunk_index=chunk, file_index=file)
+    data_path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.table(arrays), data_path, compression="snappy")
+    return row, columns
+
+
+def _columns(ep: Episode, e: int, first_index: int, fps: int) -> dict[str, np.ndarray]:
+    """The data parquet's columns of episode ``e``: its features and LeRobot's bookkeeping (timestamp in s from the
+    episode's first frame, frame_index, episode_index, index over the dataset, task_index)."""
+    n = len(ep.grid_ns)
+    return {**ep.vectors, "timestamp": (np.arange(n) / fps).astype(np.float32),
+            "frame_index": np.arange(n, dtype=np.int64), "episode_index": np.full(n, e, dtype=np.int64),
+            "index": first_index + np.arange(n, dtype=np.int64), "task_index": np.zeros(n, dtype=np.int64)}
+
+
+def _write_meta(root: Path, cfg: DatasetConfig, joint_names: tuple[str, ...], rows: list[dict],
+                columns: dict[str, list[np.ndarray]], cameras: dict[str, tuple[int, int, dict]],
+                image_samples: dict[str, list[np.ndarray]]) -> None:
+    """meta/: the episodes table, the tasks table (indexed by the task string), stats.json and info.json."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    (root / EPISODES_PATH).parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.Table.from_pylist(rows), root / EPISODES_PATH)
+    tasks = pa.table({"task_index": pa.array([0], pa.int64()), "task": pa.array([cfg.task], pa.string())})
+    tasks = tasks.replace_schema_metadata({b"pandas": _pandas_index_metadata(
+        "task", [("task_index", "int64", "int64"), ("task", "unicode", "object")])})
+    pq.write_table(tasks, root / "meta/tasks.parquet")
+    stats = {key: vector_stats(np.concatenate(parts)) for key, parts in columns.items()}
+    stats.update({f"observation.images.{c}": image_stats(np.concatenate(image_samples[c])) for c in sorted(cameras)})
+    frames = sum(row["length"] for row in rows)
+    info = {"codebase_version": CODEBASE_VERSION, "robot_type": cfg.robot_type, "total_episodes": len(rows),
+            "total_frames": frames, "total_tasks": 1, "chunks_size": CHUNKS_SIZE, "data_files_size_in_mb": 100,
+            "video_files_size_in_mb": 200, "fps": cfg.fps, "splits": {"train": f"0:{len(rows)}"},
+            "data_path": DATA_PATH, "video_path": VIDEO_PATH if cameras else None,
+            "features": build_features(joint_names, cfg.velocities, dict(sorted(cameras.items())))}
+    (root / "meta/info.json").write_text(json.dumps(info, indent=4) + "\n")
+    (root / "meta/stats.json").write_text(json.dumps(stats, indent=4) + "\n")
+
+
 def export_dataset(sources: list[Path], out: Path, cfg: DatasetConfig, overwrite: bool = False) -> ExportSummary:
     """Write the bags ``sources`` (run directories, bag folders or .mcap files) as the episodes 0… of a new
-    LeRobot dataset in the folder ``out``."""
+    LeRobot dataset in the folder ``out``, one bag at a time. The dataset is written beside ``out`` (OUT.partial)
+    and moved there once complete, so a failed export leaves nothing half-written."""
     try:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
+        import pyarrow  # noqa: F401
     except ImportError:
         raise DatasetError("writing parquet needs pyarrow (pip install pyarrow)") from None
     started = time.monotonic()
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        if not overwrite:
-            raise DatasetError(f"{out} exists: a dataset is written into a new folder (or --overwrite)")
-        shutil.rmtree(out) if out.is_dir() else out.unlink()
+    if out.exists() and (not out.is_dir() or any(out.iterdir())) and not overwrite:
+        raise DatasetError(f"{out} exists: a dataset is written into a new folder (or --overwrite)")
     for source in sources:
         if not source.exists():
             raise DatasetError(f"{source} does not exist: give a run directory, a bag folder or a .mcap file")
@@ -260,72 +326,36 @@ def export_dataset(sources: list[Path], out: Path, cfg: DatasetConfig, overwrite
         from g1_teleop.core.robot_description import load_robot
 
         joint_names = load_robot().joint_names
-    episodes = [episode_from_bag(Path(s), cfg, joint_names) for s in sources]
-    cameras = sorted({c for ep in episodes for c in ep.cameras})
-    for ep in episodes:
-        if sorted(ep.cameras) != cameras:
-            raise DatasetError(f"{ep.source} has the cameras {sorted(ep.cameras) or 'none'}, other bags {cameras}: "
-                               "every episode needs the same features (or --no-images)")
-    out.mkdir(parents=True, exist_ok=True)
-    tmp_features: dict[str, tuple[int, int, dict]] = {}
-    episode_rows: list[dict] = []
-    all_columns: dict[str, list[np.ndarray]] = {}
-    image_samples: dict[str, list[np.ndarray]] = {c: [] for c in cameras}
-    first_index = 0
-    for e, ep in enumerate(episodes):
-        n = len(ep.grid_ns)
-        columns: dict[str, np.ndarray] = dict(ep.vectors)
-        columns["timestamp"] = (np.arange(n) / cfg.fps).astype(np.float32)
-        columns["frame_index"] = np.arange(n, dtype=np.int64)
-        columns["episode_index"] = np.full(n, e, dtype=np.int64)
-        columns["index"] = first_index + np.arange(n, dtype=np.int64)
-        columns["task_index"] = np.zeros(n, dtype=np.int64)
-        chunk, file = divmod(e, CHUNKS_SIZE)
-        row: dict = {"episode_index": e, "tasks": [cfg.task], "length": n, "data/chunk_index": chunk,
-                     "data/file_index": file, "dataset_from_index": first_index, "dataset_to_index": first_index + n}
-        for camera in cameras:
-            key = f"observation.images.{camera}"
-            path = out / VIDEO_PATH.format(video_key=key, chunk_index=chunk, file_index=file)
-            images, held = ep.cameras[camera]
-            info, samples = encode_video(path, images, held, cfg)
-            tmp_features[camera] = (info["video.height"], info["video.width"], info)
-            image_samples[camera].append(samples)
-            row.update({f"videos/{key}/chunk_index": chunk, f"videos/{key}/file_index": file,
-                        f"videos/{key}/from_timestamp": 0.0, f"videos/{key}/to_timestamp": n / cfg.fps})
-            row.update({f"stats/{key}/{k}": v for k, v in image_stats(samples).items()})
-        for key, values in columns.items():
-            row.update({f"stats/{key}/{k}": v for k, v in vector_stats(values).items()})
-            all_columns.setdefault(key, []).append(values)
-        row.update({"meta/episodes/chunk_index": 0, "meta/episodes/file_index": 0})
-        arrays = {key: (pa.FixedSizeListArray.from_arrays(pa.array(v.reshape(-1)), v.shape[1]) if v.ndim == 2
-                        else pa.array(v)) for key, v in columns.items()}
-        data_path = out / DATA_PATH.format(chunk_index=chunk, file_index=file)
-        data_path.parent.mkdir(parents=True, exist_ok=True)
-        pq.write_table(pa.table(arrays), data_path, compression="snappy")
-        episode_rows.append(row)
-        first_index += n
-    features = build_features(joint_names, cfg.velocities, {c: tmp_features[c] for c in cameras})
-    episodes_path = out / EPISODES_PATH
-    episodes_path.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(pa.Table.from_pylist(episode_rows), episodes_path)
-    tasks = pa.table({"task_index": pa.array([0], pa.int64()), "task": pa.array([cfg.task], pa.string())})
-    tasks = tasks.replace_schema_metadata({b"pandas": _pandas_index_metadata(
-        "task", [("task_index", "int64", "int64"), ("task", "unicode", "object")])})
-    pq.write_table(tasks, out / "meta/tasks.parquet")
-    stats = {key: vector_stats(np.concatenate(parts)) for key, parts in all_columns.items()}
-    stats.update({f"observation.images.{c}": image_stats(np.concatenate(image_samples[c])) for c in cameras})
-    info = {"codebase_version": CODEBASE_VERSION, "robot_type": cfg.robot_type, "total_episodes": len(episodes),
-            "total_frames": first_index, "total_tasks": 1, "chunks_size": CHUNKS_SIZE, "data_files_size_in_mb": 100,
-            "video_files_size_in_mb": 200, "fps": cfg.fps, "splits": {"train": f"0:{len(episodes)}"},
-            "data_path": DATA_PATH, "video_path": VIDEO_PATH if cameras else None, "features": features}
-    (out / "meta/info.json").write_text(json.dumps(info, indent=4) + "\n")
-    (out / "meta/stats.json").write_text(json.dumps(stats, indent=4) + "\n")
+    work = out.with_name(out.name + ".partial")
+    shutil.rmtree(work, ignore_errors=True)
+    rows: list[dict] = []
+    columns: dict[str, list[np.ndarray]] = {}
+    cameras: dict[str, tuple[int, int, dict]] = {}
+    image_samples: dict[str, list[np.ndarray]] = {}
     ages: dict[str, float] = {}
-    for ep in episodes:
-        for name, age in ep.max_age_s.items():
-            ages[name] = max(age, ages.get(name, 0.0))
+    try:
+        for e, source in enumerate(sources):
+            ep = episode_from_bag(Path(source), cfg, joint_names)
+            if e and sorted(ep.cameras) != sorted(cameras):
+                raise DatasetError(f"{source} has the cameras {sorted(ep.cameras) or 'none'}, {sources[0]} "
+                                   f"{sorted(cameras) or 'none'}: every episode needs the same features (or "
+                                   "--no-images)")
+            row, data = _write_episode(work, e, sum(r["length"] for r in rows), ep, cfg, cameras, image_samples)
+            rows.append(row)
+            for key, values in data.items():
+                columns.setdefault(key, []).append(values)
+            for name, age in ep.max_age_s.items():
+                ages[name] = max(age, ages.get(name, 0.0))
+        _write_meta(work, cfg, joint_names, rows, columns, cameras, image_samples)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    if out.exists():
+        shutil.rmtree(out) if out.is_dir() else out.unlink()
+    work.rename(out)
     size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
-    return ExportSummary(out, len(episodes), first_index, cfg.fps, cameras, time.monotonic() - started, size, ages)
+    return ExportSummary(out, len(rows), sum(r["length"] for r in rows), cfg.fps, sorted(cameras),
+                         time.monotonic() - started, size, ages)
 
 
 def add_arguments(parser: argparse.ArgumentParser, with_sources: bool = True) -> None:
