@@ -74,7 +74,7 @@ def test_conditional_plain_processes(tmp_path):
 def test_a_node_may_run_for_one_of_several_values_and_the_body_source_swaps_the_retargeting():
     for name in ("sim", "real"):
         graph = load_graph(name)
-        for source in ("scenario", "bag", "webxr"):
+        for source in ("scenario", "bag", "webxr", "avp"):
             names = [n.name for n in graph.resolve({"source": source})]
             assert "retarget" in names and "body_retarget" not in names, (name, source)
         names = [n.name for n in graph.resolve({"source": "body", "body_stream": "b.npz"})]

@@ -9,6 +9,7 @@ import pytest
 
 from g1_teleop.core.settings import constraint_of
 from g1_teleop.nodes.xr_input import XrInputConfig
+from g1_teleop.operator.webxr_server import WebXrConfig
 from g1_teleop.ros.messages import to_stamp
 from g1_teleop.ros.operator_messages import pose_msg
 from g1_teleop.ros.parameters import descriptor
@@ -39,9 +40,13 @@ def test_illegal_values_are_refused_with_the_parameter_named(kwargs, message) ->
         XrInputConfig(**kwargs)
 
 
-def test_the_webxr_server_settings_pass_through() -> None:
-    config = XrInputConfig(source="webxr", port=9443, input="controllers", engage_hold_s=0.3).webxr_config()
+def test_the_live_sources_settings_are_xr_inputs() -> None:
+    config = XrInputConfig(source="webxr", port=9443, input="controllers", engage_hold_s=0.3)
+    assert isinstance(config, WebXrConfig)  # the WebXR server takes xr_input's parameters as they are
     assert (config.port, config.input, config.engage_hold_s, config.host) == (9443, "controllers", 0.3, "0.0.0.0")
+    assert XrInputConfig(source="avp", avp_ip="10.0.0.7").avp_port == 12345  # the Vision Pro app's port
+    with pytest.raises(ValueError, match="avp_port"):
+        XrInputConfig(source="avp", avp_ip="10.0.0.7", avp_port=0)
 
 
 def test_a_pose_goes_into_its_message_value_for_value() -> None:

@@ -3,15 +3,16 @@
 source "scenario": a YAML file of timed operator actions (g1_teleop.operator.scenario) is turned into the poses an
 OpenXR headset would report and sent through the same XR→robot conversion a headset's data gets
 (g1_teleop.operator.xr_frames). source "bag": the operator samples of a recorded run (a rosbag2 bag with xr/* and
-joy, ``bag`` parameter) are published again exactly as recorded (g1_teleop.operator.input_sources). source
-"body": a body stream file (``body_stream``) on xr/body (geometry_msgs/PoseArray: the 24 body points,
+joy, ``bag`` parameter) are published again exactly as recorded (g1_teleop.operator.input_sources). source "body": a
+body stream file (``body_stream``) on xr/body (geometry_msgs/PoseArray: the 24 body points,
 g1_teleop.ros.operator_messages) and its Head point on xr/head, for whole-body retargeting (body_retarget). source
-"webxr": a live headset through the WebXR server (g1_teleop.operator.webxr_server; which samples and what of
-them: g1_teleop.operator.webxr_source). Publishes xr/head (headset world, robot basis), xr/left_wrist,
-xr/right_wrist (pelvis frame: the IK targets of left_ee / right_ee) and joy, stamped with the sample time; webxr
-also xr/left_hand, xr/right_hand (geometry_msgs/PoseArray: the 25 landmarks of a tracked hand in its hand frame,
-WebXR Hand Input order, orientations identity) and xr/status (std_msgs/String, latched: the link's one-line
-status, logged on each change), and shows the robot's camera frames of ``video_topic`` in the headset
+"webxr": a live headset through the WebXR server (g1_teleop.operator.webxr_server; which samples and what of them:
+g1_teleop.operator.webxr_source); source "avp": the Vision Pro app's hand-tracking stream over gRPC at ``avp_ip``
+(g1_teleop.operator.avp_client), published as webxr's hand tracking. Publishes xr/head (headset world, robot basis),
+xr/left_wrist, xr/right_wrist (pelvis frame: the IK targets of left_ee / right_ee) and joy, stamped with the sample
+time; webxr also xr/left_hand, xr/right_hand (geometry_msgs/PoseArray: the 25 landmarks of a tracked hand in its
+hand frame, WebXR Hand Input order, orientations identity) and xr/status (std_msgs/String, latched: the link's
+one-line status, logged on each change), and shows the robot's camera frames of ``video_topic`` in the headset
 (operator.webxr_video). Lockstep: one sample per simulation clock tick (webxr: the newest headset sample, if new);
 otherwise samples at the source's device rate (webxr: each as it arrives).
 
@@ -23,7 +24,6 @@ play; retarget's clutch waits for the operator to engage.)
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from dataclasses import dataclass
 
@@ -42,11 +42,12 @@ from g1_teleop.core.paths import scenario_path
 from g1_teleop.core.settings import setting
 from g1_teleop.operator.body_stream import load_body_stream
 from g1_teleop.operator.input_sources import WRIST_REFERENCES, BodyStreamPlayer, OperatorRecording, ScenarioPlayer
+from g1_teleop.operator.live_sources import LiveSourceConfig, open_live_source
 from g1_teleop.operator.scenario import Scenario
 from g1_teleop.operator.webxr_events import HAND_JOINTS
 from g1_teleop.operator.webxr_samples import XrSample
-from g1_teleop.operator.webxr_server import WebXrConfig, WebXrServer, WebXrServerError
-from g1_teleop.operator.webxr_source import SOURCES, NewestOnce, publication
+from g1_teleop.operator.webxr_server import WebXrServer
+from g1_teleop.operator.webxr_source import LIVE_SOURCES, SOURCES, NewestOnce, publication
 from g1_teleop.operator.webxr_status import LinkState, StatusLog
 from g1_teleop.ros.diagnostics import Diagnostics
 from g1_teleop.ros.image_messages import QOS_IMAGE, STEREO_TOPIC
@@ -58,8 +59,8 @@ from g1_teleop.ros.qos import QOS_LATCHED, QOS_SENSOR, QOS_STATE
 
 
 @dataclass(frozen=True)
-class XrInputConfig(WebXrConfig):
-    """xr_input's ROS parameters (read once at start-up): its own and the WebXR server's (source webxr)."""
+class XrInputConfig(LiveSourceConfig):
+    """xr_input's ROS parameters (read once at start-up): its own and the live sources' (webxr, avp)."""
 
     source: str = setting("scenario", "where operator samples come from: a scenario played through a simulated "
                           "headset, the operator topics of a recorded bag, or a live headset over WebXR",
@@ -86,9 +87,6 @@ class XrInputConfig(WebXrConfig):
         if self.source == "body" and not self.body_stream:
             raise ValueError("source body needs the body_stream parameter: a body stream file (.npz)")
 
-    def webxr_config(self) -> WebXrConfig:
-        return WebXrConfig(**{f.name: getattr(self, f.name) for f in dataclasses.fields(WebXrConfig)})
-
 
 class XrInput(Node):
     """Publishes a player's (input_sources) or a headset's (webxr_source) samples on xr/* and joy (module docstring)."""
@@ -104,9 +102,9 @@ class XrInput(Node):
         self.start_ns: int | None = None
         self.playing = cfg.autoplay
         self.server: WebXrServer | None = None
-        if cfg.source == "webxr":
-            self.diagnostics = Diagnostics(self, self.webxr_values)
-            self.start_webxr()
+        if cfg.source in LIVE_SOURCES:
+            self.diagnostics = Diagnostics(self, self.live_values)
+            self.start_live()
         else:
             self.player = self.load_player()
             self.pub_body = self.create_publisher(PoseArray, "xr/body", QOS_SENSOR)
@@ -128,25 +126,22 @@ class XrInput(Node):
             return BodyStreamPlayer(load_body_stream(cfg.body_stream), cfg.body_stream)
         return OperatorRecording.load(cfg.bag)
 
-    def start_webxr(self) -> None:
-        """The WebXR server: samples published per /clock tick (lockstep) or from the server's thread as they come."""
+    def start_live(self) -> None:
+        """The headset's server or the app's client: samples published per /clock tick (lockstep) or from its thread
+        as they come."""
         cfg = self.cfg
         self.pub_hands = {side: (self.create_publisher(PoseArray, f"xr/{side}_hand", QOS_SENSOR),
                                  PoseArray(poses=[Pose() for _ in HAND_JOINTS])) for side in ("left", "right")}
         self.pub_status = self.create_publisher(String, "xr/status", QOS_LATCHED)
-        self.newest, self.status_log = NewestOnce(), StatusLog()
-        self.server = WebXrServer(cfg.webxr_config(), cfg.wrist_reference,
-                                  on_sample=None if cfg.lockstep else self.on_headset_sample)
-        try:
-            self.server.start()
-        except WebXrServerError as exc:
-            raise ValueError(f"the WebXR server: {exc}") from None
-        if cfg.video_topic:  # only handed over: the server splits and sends it in its own threads
+        self.server, link, where = open_live_source(cfg.source, cfg, cfg.wrist_reference,
+                                                    None if cfg.lockstep else self.on_headset_sample)
+        self.newest, self.status_log = NewestOnce(), StatusLog(link=link)
+        if cfg.video_topic and isinstance(self.server, WebXrServer):  # handed over: split and sent in its threads
             self.create_subscription(CompressedImage, cfg.video_topic, lambda m: self.server.put_frame(
                 bytes(m.data), stamp_ns(m.header.stamp)), QOS_IMAGE)
         self.create_timer(0.2, self.on_status_timer, clock=RclClock(clock_type=ClockType.STEADY_TIME))
         pace = "the newest sample per /clock tick" if cfg.lockstep else "each sample as it arrives"
-        self.get_logger().info(f"webxr: {cfg.input} from {self.server.page_url} ({pace}), video {cfg.video_topic!r}")
+        self.get_logger().info(f"{where} ({pace}), video {cfg.video_topic!r}")
         self.on_status_timer()
 
     def destroy_node(self) -> None:
@@ -154,9 +149,9 @@ class XrInput(Node):
             self.server.stop()
         super().destroy_node()
 
-    def webxr_values(self) -> dict[str, object]:
+    def live_values(self) -> dict[str, object]:
         assert self.server is not None
-        return {"source": "webxr", "input": self.cfg.input, "samples": self.samples, **self.server.figures()}
+        return {"source": self.cfg.source, "input": self.cfg.input, "samples": self.samples, **self.server.figures()}
 
     def on_status_timer(self) -> None:
         """The link's status: logged, on xr/status and in the diagnostics on each change (rate-limited)."""
@@ -176,7 +171,8 @@ class XrInput(Node):
     def on_play(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
         response.success = self.server is None
         if self.server is not None:
-            response.message = "source webxr follows a live headset: nothing to play (g1-teleop call engage)"
+            response.message = (f"source {self.cfg.source} follows a live operator: nothing to play (g1-teleop call "
+                                "engage)")
             return response
         self.playing, self.start_ns = True, None
         response.message = f"playing {self.player.source} from its start ({self.player.duration:g} s)"
@@ -199,7 +195,7 @@ class XrInput(Node):
     def publish_headset(self, sample: XrSample, stamp: Time) -> None:
         """One headset sample: the Joy reading, the head and the hands when tracked, the wrists when the head and
         both wrists are (webxr_source)."""
-        out = publication(sample, self.cfg.input)
+        out = publication(sample, "hands" if self.cfg.source == "avp" else self.cfg.input)
         frame = out.frame
         joy = Joy(axes=list(frame.joy_axes), buttons=list(frame.joy_buttons))
         joy.header.stamp, joy.header.frame_id = stamp, out.joy_frame

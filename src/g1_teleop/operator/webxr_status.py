@@ -143,10 +143,11 @@ class StatusLog:
     """Which statuses of the link to log: every change of state (or of the followed headset) without flooding. A
     change after a quiet ``min_interval_s`` is logged at once; further changes within the interval wait for its
     end, and one line then gives the newest status and how many changes it stands for (a page that reconnects
-    over and over). Call ``update`` regularly with the current status; times are monotonic seconds."""
+    over and over). Call ``update`` regularly with the current status; times are monotonic seconds. ``link`` names
+    the link in the lines ("WebXR", "Vision Pro")."""
 
-    def __init__(self, min_interval_s: float = 2.0) -> None:
-        self.min_interval_s = min_interval_s
+    def __init__(self, min_interval_s: float = 2.0, link: str = "WebXR") -> None:
+        self.min_interval_s, self.link = min_interval_s, link
         self._seen: tuple[LinkState, str | None] | None = None
         self._changes = 0
         self._last_line_s: float | None = None
@@ -161,4 +162,4 @@ class StatusLog:
         since = None if self._last_line_s is None else now_s - self._last_line_s
         changes, self._changes, self._last_line_s = self._changes, 0, now_s
         more = f" ({changes} status changes in the last {since:.0f} s)" if changes > 1 and since is not None else ""
-        return f"WebXR {status.state.value}: {status.text}{more}"
+        return f"{self.link} {status.state.value}: {status.text}{more}"

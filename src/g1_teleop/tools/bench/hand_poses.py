@@ -50,6 +50,11 @@ def hand_landmarks(side: str, curl: float = 0.0, pinch: float = 0.0, finger: str
     """(25, 3) landmarks of a ``side`` hand, WebXR order, in xr/*_hand's frame (m). ``curl`` in [0, 1]: open hand
     → fist (all four fingers); ``pinch`` in [0, 1]: open hand → thumb tip on the tip of ``finger`` (index or
     middle; both bent as in a pinch), each landmark moving on a straight line."""
+    return hand_points_in_wrist(np.eye(4), hand_joint_points(side, curl, pinch, finger))
+
+
+def hand_joint_points(side: str, curl: float = 0.0, pinch: float = 0.0, finger: str = "index") -> np.ndarray:
+    """The same hand's (25, 3) joint positions in its OpenXR wrist joint frame (m), as a headset reports them."""
     sign = 1.0 if side == "left" else -1.0
     fist = (1.4 * curl, 1.5 * curl, 0.9 * curl)
     open_hand = [_thumb(sign, None)] + [_finger(sign, name, fist) for name in _FINGERS]
@@ -60,5 +65,4 @@ def hand_landmarks(side: str, curl: float = 0.0, pinch: float = 0.0, finger: str
         thumb = _thumb(sign, tip + np.array([0.0, -0.008, 0.0]))  # pads touch: tips 8 mm apart
         pinched = np.vstack([thumb, index, middle] + [_finger(sign, name, fist) for name in ("ring", "pinky")])
         points = (1.0 - pinch) * points + pinch * pinched
-    xr_points = np.vstack([np.zeros(3), points])  # the wrist at the joint frame's origin
-    return hand_points_in_wrist(np.eye(4), xr_points)
+    return np.vstack([np.zeros(3), points])  # the wrist at the joint frame's origin

@@ -1,0 +1,114 @@
+"""Apple Vision Pro's app stream drives the simulated graph: a fake Vision Pro app (tests/support/fake_vision_pro.py,
+a separate process serving avp-stream's own generated gRPC service) streams an operator's head, wrists and 25 hand
+joints per side in the app's own wrist axes; the simulation graph (lockstep, every node a process over DDS) runs
+with ``source:=avp dex3:=true``.
+
+Checked: the discovery request the app receives (marker 888, avp-stream's version code), xr/status connected, the
+clutch waits for the operator, then after teleop/engage the robot's wrists follow the operator's motion, the
+hands' landmarks come out on xr/*_hand, a pinch closes the Dex3 thumb on the index in teleop/hand_target (Dex3
+forward kinematics), and when the app stops, xr/status says what to check and the clutch holds.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sensor_msgs.msg import JointState
+
+from g1_teleop.hardware.dex3 import load_dex3
+from g1_teleop.launching.graph_description import load_graph
+from g1_teleop.launching.process_runner import GraphProcesses
+from g1_teleop.retarget.hand_retarget_kinematics import Dex3Kinematics
+from integration.test_webxr_graph import RELIABLE, Observer
+from support.ports import free_port
+
+pytestmark = pytest.mark.integration
+FAKE_APP = Path(__file__).resolve().parents[1] / "support" / "fake_vision_pro.py"
+WALL_TIMEOUT_S = 40.0
+
+
+def test_the_vision_pro_app_stream_drives_the_arms_and_a_pinch_closes_the_dex3_hand(rclpy_context, fk, robot):
+    port = free_port()
+    # 250 samples per wall second: the lockstep simulation runs faster than real time here, and the clutch holds
+    # when no sample came for 200 ms of simulated time
+    app = subprocess.Popen([sys.executable, str(FAKE_APP), "--port", str(port), "--rate", "250"], stdin=subprocess.PIPE,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    nodes = [n for n in load_graph("sim").resolve({"source": "avp", "avp_ip": "127.0.0.1", "dex3": "true"})
+             if n.name != "robot_state"]
+    nodes = [dataclasses.replace(n, parameters={**n.parameters, "avp_port": port}) if n.name == "xr_input" else n
+             for n in nodes]
+    lines: list[str] = []
+    graph = GraphProcesses(nodes, output=lines.append)
+    graph.start()
+    seen = Observer(rclpy_context, robot.joint_names)
+    hand_targets: list[dict[str, float]] = []
+    seen.node.create_subscription(JointState, "teleop/hand_target",
+                                  lambda m: hand_targets.append(dict(zip(m.name, m.position, strict=True))), RELIABLE)
+    dex3 = load_dex3()
+    kinematics = Dex3Kinematics("left", dex3.motor_order)
+    left_names = list(dex3.joint_names("left"))
+
+    def log() -> str:
+        return "\n".join(lines[-60:])
+
+    def until(predicate: Callable[[], bool], what: str, timeout_s: float = WALL_TIMEOUT_S) -> None:
+        deadline = time.monotonic() + timeout_s
+        while not predicate():
+            assert graph.check() is None, f"{graph.failure}\n{log()}"
+            assert time.monotonic() < deadline, f"{what}: not within {timeout_s} s\n{log()}"
+            time.sleep(0.02)
+
+    def operator(command: str) -> None:
+        app.stdin.write(command + "\n")
+        app.stdin.flush()
+
+    def robot_wrists() -> np.ndarray:
+        return np.array([T[:3, 3] for T in fk(seen.states[-1][1])])
+
+    def thumb_index_mm() -> float:
+        q = np.array([hand_targets[-1][name] for name in left_names])
+        tips = kinematics.tips(q)
+        return float(np.linalg.norm(tips[1] - tips[0]) * 1e3)
+
+    try:
+        until(lambda: any(s.startswith("Vision Pro 127.0.0.1") and "connected: hands" in s for s in seen.status),
+              f"xr/status connected (got {seen.status[-1:]})", timeout_s=90)
+        assert seen.clutch_state() == "disengaged"
+        until(lambda: "left" in seen.hands and len(hand_targets) > 5, "xr/*_hand and teleop/hand_target")
+        assert len(seen.hands["left"].poses) == 25
+        open_mm = thumb_index_mm()
+
+        answer = seen.call(seen.engage)
+        assert answer.success, answer
+        anchor, start = robot_wrists(), seen.now()
+        operator("offset 0.04 0.0 0.05")
+        until(lambda: seen.now() > start + 2.0, "2 s of simulated time")
+        error = np.linalg.norm(robot_wrists() - anchor - np.array([0.04, 0.0, 0.05]), axis=1)
+        assert error.max() < 0.015, f"followed {(robot_wrists() - anchor) * 1e3} mm for (40, 0, 50) mm"
+
+        operator("pinch 1 0")  # the left hand only (both would be the clutch's ENGAGE gesture)
+        until(lambda: thumb_index_mm() < 30.0, f"the Dex3 thumb on the index (open {open_mm:.0f} mm)")
+        time.sleep(1.0)  # (hand_retarget's low-pass settles)
+        pinched_mm = thumb_index_mm()
+        print(f"\nVision Pro: wrists followed within {error.max() * 1e3:.1f} mm; thumb–index {open_mm:.0f} mm open, "
+              f"{pinched_mm:.0f} mm pinched")
+        assert open_mm > 60.0 and pinched_mm < 25.0
+
+        app.terminate()
+        app.wait(timeout=10)
+        until(lambda: seen.status[-1].startswith("no Vision Pro at 127.0.0.1"), "xr/status: the app is gone")
+        until(lambda: seen.clutch_state() in ("holding", "homing"), "the clutch holding")
+    finally:
+        seen.close()
+        graph.stop()
+        if app.poll() is None:
+            app.kill()
+        app_log = app.communicate(timeout=10)[0] if app.stdout else ""
+    assert "request: marker 888, client 127.0.0.1, version 25000" in app_log, app_log
