@@ -50,6 +50,10 @@ class Recorder(Node):
         """Recorded topics that no publisher offers yet."""
         return [sub.topic_name for sub in self.subscriptions if self.count_publishers(sub.topic_name) == 0]
 
+    def last_stamp_s(self, stream: str) -> float:
+        """The newest stamp (s) recorded of ``stream`` ("state", "command", "arm_target", …); -inf before any."""
+        return self._last[stream] / 1e9 if stream in self._last else float("-inf")
+
     def start_simulation(self) -> None:
         """Release a simulator that waits for sim/start (sim_bridge wait_for_start)."""
         self._start.publish(Empty())

@@ -33,6 +33,7 @@ from g1_teleop.tools.run_recording import Recording
 from g1_teleop.tools.run_report import write_run_report
 
 DRAIN_S = 0.3  # after the graph stops: its last messages reach both of this process's subscribers
+LAST_COMMAND_WAIT_S = 10.0  # lockstep, at the end: wall seconds the last period's command may take
 
 
 @dataclass(frozen=True)
@@ -229,7 +230,12 @@ class _Watch:
                 return failure
             now, sim_t = time.monotonic(), self.recorder.sim_time_s
             if sim_t >= cfg.duration_s:
-                return None
+                # lockstep: the simulation stopped at the duration (stop_at); its last period's command closes the run
+                if not cfg.lockstep or self.recorder.last_stamp_s("command") >= sim_t - 1e-9:
+                    return None
+                if now - last_advance > LAST_COMMAND_WAIT_S:
+                    return f"no joint_command for the last period ({sim_t:.2f} s) (see {self.node_log})"
+                continue
             if sim_t > last_sim_t:
                 last_sim_t, last_advance = sim_t, now
                 if self.sim_start_wall is None and sim_t > 0:
