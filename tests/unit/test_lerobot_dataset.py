@@ -153,8 +153,9 @@ def test_info_declares_the_format_fps_and_counts(exported) -> None:
     assert stats["action"]["count"] == [102] and len(stats["observation.state"]["mean"]) == 29
 
 
-def test_hugging_face_datasets_reads_the_frames_as_recorded(exported, tmp_path: Path) -> None:
+def test_hugging_face_datasets_reads_the_frames_as_recorded(exported, tmp_path: Path, monkeypatch) -> None:
     ds, _ = exported
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path)  # its cache and locks: not in ~/.cache
     frames = datasets.Dataset.from_parquet(sorted(str(p) for p in ds.glob("data/*/*.parquet")),
                                            cache_dir=str(tmp_path))
     assert len(frames) == 102
