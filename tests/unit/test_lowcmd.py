@@ -6,6 +6,8 @@ import pytest
 from g1_teleop.core.limits import JointCommand
 from g1_teleop.hardware.lowcmd import (
     LOWCMD_SIZE,
+    MODE_PR,
+    LowCmdEncoder,
     crc32_mpeg2,
     lowcmd_crc,
     lowcmd_from_cdr,
@@ -165,3 +167,23 @@ def test_cdr_sample_is_what_the_sdk_serialises():
     assert msg.crc == crc
     assert lowcmd_to_cdr(packed) == msg.serialize()
     assert LowCmd_.deserialize(lowcmd_to_cdr(packed)) == msg
+
+
+def test_the_encoder_writes_what_the_sdk_serialises_and_reuses_nothing_stale():
+    """hw_bridge's 500 Hz path: the same bytes as packing each command afresh, and as Unitree's SDK serialises them
+    (its CRC included); a command after another leaves nothing of the first."""
+    encoder = LowCmdEncoder()
+    rng = np.random.default_rng(11)
+    for mode_machine in (0, 5, 255):
+        command = joint_command(rng)
+        sample = encoder.encode(command, mode_machine)
+        assert sample == lowcmd_to_cdr(pack_lowcmd(MODE_PR, mode_machine, **motor_slots(command))[0])
+        packed = lowcmd_from_cdr(sample)
+        assert unpack_lowcmd(packed).crc == lowcmd_crc(packed)
+    pytest.importorskip("unitree_sdk2py", reason=SDK_MISSING)
+    from unitree_sdk2py.utils.crc import CRC
+
+    slots = motor_slots(command)
+    msg = sdk_lowcmd(slots, MODE_PR, 255)
+    msg.crc = CRC().Crc(msg)
+    assert sample == msg.serialize()

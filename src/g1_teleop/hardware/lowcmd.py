@@ -67,7 +67,7 @@ def lowcmd_crc(packed: bytes) -> int:
 
 def _crc_of_words(words: np.ndarray) -> int:
     """CRC of the words before the crc field, each fed most significant bit first."""
-    return crc32_mpeg2(words[:_CRC_WORD].astype(">u4").tobytes())
+    return crc32_mpeg2(words[:_CRC_WORD].byteswap().tobytes())
 
 
 def pack_lowcmd(
@@ -117,6 +117,31 @@ def motor_slots(command: JointCommand) -> dict[str, np.ndarray]:
         slot_values[:NUM_BODY_JOINTS] = values
         slots[name] = slot_values
     return slots
+
+
+class LowCmdEncoder:
+    """29-joint commands → LowCmd DDS samples (XCDR1, the CRC filled in), one buffer reused: the 500 Hz path.
+
+    The same bytes as ``lowcmd_to_cdr(pack_lowcmd(MODE_PR, mode_machine, **motor_slots(command))[0])`` in a
+    fraction of the time: the motor slots' layout, modes and zero slots are written once, each call writes the
+    five float columns of the 29 joints and the CRC.
+    """
+
+    def __init__(self) -> None:
+        self._words = np.zeros(_CRC_WORD + 1, dtype="<u4")
+        motor_words = self._words[_MOTORS_START_WORD:_RESERVE_START_WORD].reshape(NUM_MOTOR_SLOTS, _MOTOR_WORDS)
+        motor_words[:NUM_BODY_JOINTS, 0] = MOTOR_ENABLE
+        self._columns = motor_words.view("<f4")[:NUM_BODY_JOINTS, 1:6].T  # (5, 29) views: q, dq, tau, kp, kd
+
+    def encode(self, command: JointCommand, mode_machine: int, mode_pr: int = MODE_PR) -> bytes:
+        """The DDS sample of ``command`` (29 joints, DDS order) with the robot's ``mode_machine``."""
+        columns = self._columns
+        columns[0], columns[1], columns[2] = command.q, command.dq, command.tau_ff
+        columns[3], columns[4] = command.kp, command.kd
+        words = self._words
+        words[0] = (mode_pr & 0xFF) | (mode_machine & 0xFF) << 8
+        words[_CRC_WORD] = _crc_of_words(words)
+        return lowcmd_to_cdr(words.tobytes())
 
 
 @dataclass(frozen=True, eq=False)

@@ -43,7 +43,7 @@ from g1_teleop.hardware.bridge_safety import (
     StateSample,
 )
 from g1_teleop.hardware.dex3_dds import HandDds
-from g1_teleop.hardware.lowcmd import MODE_PR, NUM_BODY_JOINTS, lowcmd_to_cdr, motor_slots, pack_lowcmd
+from g1_teleop.hardware.lowcmd import NUM_BODY_JOINTS, LowCmdEncoder
 from g1_teleop.hardware.lowstate import lowstate_crc, lowstate_from_cdr, unpack_lowstate
 from g1_teleop.hardware.robot_dds import TOPIC_LOWCMD, TOPIC_LOWSTATE, DdsError, RobotDds
 from g1_teleop.hardware.wireless_remote import WirelessRemote, combo_pressed, parse_wireless_remote
@@ -101,6 +101,7 @@ class LowCmdLoop:
         self._figures_mark = (time.monotonic(), time.process_time())
         self.dds = RobotDds(cfg.robot_domain_id, cfg.network_interface)
         self._lowcmd = self.dds.raw_writer(TOPIC_LOWCMD)
+        self._encoder = LowCmdEncoder()
         # (the SDK's Python deserialiser costs ~0.4 ms a LowState: raw bytes, the newest of each delivery)
         self.dds.raw_reader(TOPIC_LOWSTATE, on_samples=lambda samples, t: self.on_lowstate(samples[-1], t))
         self.hands = HandDds(self.dds, setup.dex3, cfg.dex3_rate_hz, self.problem, self.forward) \
@@ -259,9 +260,8 @@ class LowCmdLoop:
             self._flush()
 
     def write(self, command: JointCommand) -> None:
-        packed, _ = pack_lowcmd(MODE_PR, self._mode_machine, **motor_slots(command))
         try:
-            self._lowcmd.write(lowcmd_to_cdr(packed))
+            self._lowcmd.write(self._encoder.encode(command, self._mode_machine))
         except DdsError:
             self.counts["lowcmd_write_errors"] += 1
         else:

@@ -53,18 +53,19 @@ COMMAND_PERIOD_S = 0.0203
 def _encode_and_write(probe: RobotProbe, writes: int) -> dict[str, float]:
     """Pack + CRC + CDR, then the DDS write, of zero-gain LowCmds at 500 Hz to the virtual robot."""
     from g1_teleop.core.limits import JointCommand
-    from g1_teleop.hardware.lowcmd import MODE_PR, NUM_BODY_JOINTS, lowcmd_to_cdr, motor_slots, pack_lowcmd
+    from g1_teleop.hardware.lowcmd import NUM_BODY_JOINTS, LowCmdEncoder
     from g1_teleop.hardware.robot_dds import TOPIC_LOWCMD, DdsError
     from g1_teleop.tools.virtual_robot import DEFAULT_MODE_MACHINE
 
     writer = probe.dds.raw_writer(TOPIC_LOWCMD)
     zero = JointCommand.damping(NUM_BODY_JOINTS, 0.0)
+    encoder = LowCmdEncoder()  # (hw_bridge's LowCmd loop encodes so)
     encode, write = [], []
     pacer = Pacer(0.002, max_lag_s=math.inf)
     for _ in range(writes):
         pacer.wait()
         t0 = time.perf_counter()
-        cdr = lowcmd_to_cdr(pack_lowcmd(MODE_PR, DEFAULT_MODE_MACHINE, **motor_slots(zero))[0])
+        cdr = encoder.encode(zero, DEFAULT_MODE_MACHINE)
         t1 = time.perf_counter()
         try:
             writer.write(cdr)
