@@ -190,7 +190,7 @@ def _cmd_soak(args: argparse.Namespace) -> int:
                      controller=args.controller, scenario=args.scenario,
                      ros_domain_id=ROS_DOMAIN_ID if args.ros_domain_id is None else args.ros_domain_id,
                      robot_domain_id=ROBOT_DOMAIN_ID if args.robot_domain_id is None else args.robot_domain_id,
-                     state_timeout_s=args.state_timeout)
+                     state_timeout_s=args.state_timeout, stress_workers=args.stress)
     try:
         result = run_soak(cfg, emit=lambda line: print(line, flush=True))
     except RuntimeError as exc:
@@ -393,6 +393,9 @@ def build_parser() -> argparse.ArgumentParser:
     soak.add_argument("--state-timeout", type=float, default=None, metavar="S",
                       help="hw_bridge's LowState timeout (default the bridge's 0.1 s; a virtual robot sharing a small "
                            "machine with the graph may stall longer)")
+    soak.add_argument("--stress", type=int, default=0, metavar="N",
+                      help="run stress-ng --cpu N beside the graph while ACTIVE (not niced: N busy cores; "
+                           "apt-get install stress-ng)")
     soak.add_argument("--json", action="store_true", help="the final figures as one JSON object on one line")
     soak.set_defaults(func=_cmd_soak)
     bench = sub.add_parser("bench", help="run a benchmark and print its figures as JSON")

@@ -8,7 +8,10 @@ each time it ends. Every ``interval_s`` it prints one line of figures of that in
 * ``rss_mb``: the resident memory of every process of the graph (hw_bridge's LowCmd process as ``hw_bridge/lowcmd``);
 * ``joint_command``: arrivals at this process, their period p99 (ms) and ``misses`` (periods over 1.5 × 20 ms);
 * ``lowcmd``: LowCmd arrivals at a probe on the robot's domain, period p99 (ms) and ``misses`` (over 2 × 2 ms);
-* ``trips``: safety transitions to DAMP since the start (goal 0), and the bridge's state.
+* ``trips``: safety transitions to DAMP since the start (goal 0), and the bridge's state;
+* ``load_1m``: the machine's load average; with ``stress_workers`` (``--stress N``) ``stress_cpu_percent``, the CPU
+  stress-ng's ``--cpu N`` workers took (% of one core: 200 is both cores of a 2-core machine kept busy). They run at
+  the graph's priority, not niced, from ACTIVE to the end: a machine busy with other work, not idle time filled.
 
 At the end: each process's memory growth from the first interval to the last (%, goal < 5), the totals, and the exit
 code 0 only if nothing tripped and every node lived. Times: wall seconds (monotonic).
@@ -16,18 +19,26 @@ code 0 only if nothing tripped and every node lived. Times: wall seconds (monoto
 
 from __future__ import annotations
 
-import dataclasses
+import contextlib
 import json
+import math
+import os
 import re
+import shutil
+import signal
+import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from g1_teleop.tools.virtual_graph import Operator, VirtualGraphConfig, virtual_graph_nodes
+
 ROS_DOMAIN_ID = 229  # the soak's own domains: never a robot's (0), the tests' (1–200) or the benches' (230, 231);
 ROBOT_DOMAIN_ID = 228  # DDS ports (7400 + 250 · domain + …) leave nothing above 232
 COMMAND_PERIOD_S, LOWCMD_PERIOD_S = 0.02, 0.002
+STRESS_TIMEOUT_MARGIN_S = 300.0  # stress-ng ends by itself this long after the soak's duration (bring-up, a crash)
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d*)?)\s*(h|m|s)?\s*$")
 
 
@@ -48,8 +59,11 @@ class SoakConfig:
     ros_domain_id: int = ROS_DOMAIN_ID
     robot_domain_id: int = ROBOT_DOMAIN_ID
     state_timeout_s: float | None = None  # hw_bridge's LowState timeout; None: the bridge's default
+    stress_workers: int = 0  # stress-ng --cpu workers beside the graph while ACTIVE; 0: none
 
     def __post_init__(self) -> None:
+        if self.stress_workers < 0:
+            raise ValueError(f"--stress ({self.stress_workers}) must be 0 (none) or a number of CPU workers")
         if not 0 < self.interval_s <= self.duration_s:
             raise ValueError(f"--interval ({self.interval_s:g} s) must be positive and at most --duration "
                              f"({self.duration_s:g} s)")
@@ -94,115 +108,144 @@ def memory_growth_percent(first: dict[str, float], last: dict[str, float]) -> di
     return {name: round(100.0 * (last[name] - mb) / mb, 2) for name, mb in first.items() if name in last and mb > 0}
 
 
+def stress_command(workers: int, timeout_s: float) -> list[str]:
+    """stress-ng's command line: ``workers`` CPU hogs at the graph's priority (not niced: they take their fair share
+    of the cores from the graph, as a busy machine does), ending by themselves after ``timeout_s`` (s) should this
+    process die without stopping them."""
+    if workers < 1:
+        raise ValueError(f"--stress needs at least 1 worker, got {workers}")
+    return ["stress-ng", "--cpu", str(workers), "--timeout", f"{math.ceil(timeout_s)}s", "--quiet"]
+
+
+class CpuStress:
+    """stress-ng running beside the graph: started with :meth:`start`, stopped (its whole process group) with
+    :meth:`stop`, which returns the CPU it used (% of one core over its run: 200 is two cores kept busy)."""
+
+    def __init__(self, workers: int, timeout_s: float) -> None:
+        if shutil.which("stress-ng") is None:
+            raise RuntimeError("--stress needs stress-ng, which is not installed: install it: apt-get install "
+                               "stress-ng")
+        self.command = stress_command(workers, timeout_s)
+        self._process: subprocess.Popen | None = None
+        self._started_s = 0.0
+
+    def start(self) -> None:
+        self._process = subprocess.Popen(self.command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                         stderr=subprocess.DEVNULL, start_new_session=True)
+        self._started_s = time.monotonic()
+
+    def cpu_seconds(self) -> float:
+        """CPU time (s) of stress-ng and its workers so far."""
+        import psutil
+
+        if self._process is None:
+            return 0.0
+        try:
+            root = psutil.Process(self._process.pid)
+            processes = [root, *root.children(recursive=True)]
+        except psutil.NoSuchProcess:
+            return 0.0
+        total = 0.0
+        for process in processes:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                times = process.cpu_times()
+                total += times.user + times.system
+        return total
+
+    def stop(self) -> float | None:
+        """Stop stress-ng; its CPU use (% of one core) over its run, None if it never ran."""
+        if self._process is None:
+            return None
+        used_s, wall_s = self.cpu_seconds(), time.monotonic() - self._started_s
+        for sig, wait_s in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 2.0)):
+            if self._process.poll() is not None:
+                break
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self._process.pid, sig)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._process.wait(wait_s)
+        self._process = None
+        return round(100.0 * used_s / wall_s, 1) if wall_s > 0 else None
+
+
 def run_soak(cfg: SoakConfig, emit: Callable[[str], None] = print) -> dict:
     """Run the soak (module doc); the figures of every interval and the totals."""
-    import rclpy
-    from diagnostic_msgs.msg import DiagnosticArray
-    from rclpy.executors import SingleThreadedExecutor
     from sensor_msgs.msg import JointState
-    from std_srvs.srv import Trigger
 
     from g1_teleop.core.paths import scenario_path
     from g1_teleop.hardware.robot_dds import TOPIC_LOWCMD, RobotDds
-    from g1_teleop.launching.graph_description import load_graph
     from g1_teleop.launching.process_runner import GraphProcesses
     from g1_teleop.operator.scenario import Scenario
     from g1_teleop.ros.qos import QOS_COMMAND
 
+    stress = CpuStress(cfg.stress_workers, cfg.duration_s + STRESS_TIMEOUT_MARGIN_S) if cfg.stress_workers else None
     scenario_s = Scenario.load(scenario_path(cfg.scenario)).duration
-    env = {"ROS_DOMAIN_ID": str(cfg.ros_domain_id), "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}
-    nodes = load_graph("real").resolve({"robot": "virtual", "network_interface": "lo",
-                                        "robot_domain_id": str(cfg.robot_domain_id), "controller": cfg.controller,
-                                        "scenario": cfg.scenario})
-    if cfg.state_timeout_s is not None:
-        nodes = [dataclasses.replace(n, parameters={**n.parameters, "state_timeout_s": cfg.state_timeout_s})
-                 if n.name == "hw_bridge" else n for n in nodes]
+    graph_cfg = VirtualGraphConfig(cfg.ros_domain_id, cfg.robot_domain_id, cfg.controller, cfg.scenario,
+                                   cfg.state_timeout_s)
     log: list[str] = []
-    graph = GraphProcesses(nodes, env=env, output=log.append)
-    context = rclpy.Context()
-    rclpy.init(context=context, domain_id=cfg.ros_domain_id)
-    node = rclpy.create_node("soak", context=context)
-    executor = SingleThreadedExecutor(context=context)
-    executor.add_node(node)
-    commands, state = _Arrivals(), {"bridge": "none"}
-    node.create_subscription(JointState, "joint_command", lambda _: commands.times.append(time.monotonic()),
-                             QOS_COMMAND)
-
-    def on_diagnostics(msg: DiagnosticArray) -> None:
-        for status in msg.status:
-            if status.name.endswith("hw_bridge"):
-                state["bridge"] = status.message.split(":")[0]
-
-    node.create_subscription(DiagnosticArray, "diagnostics", on_diagnostics, 10)
-    clients = {name: node.create_client(Trigger, name) for name in ("hw_bridge/start", "hw_bridge/activate",
-                                                                    "xr_input/play")}
-
-    def spin_until(condition: Callable[[], bool], timeout_s: float, what: str) -> None:
-        deadline = time.monotonic() + timeout_s
-        while not condition():
-            if (failure := graph.check()) is not None:
-                raise RuntimeError(f"{failure}; its last lines:\n" + "\n".join(log[-20:]))
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"{what} within {timeout_s:g} s; the graph's last lines:\n" + "\n".join(log[-20:]))
-            executor.spin_once(timeout_sec=0.01)
-
-    def call(name: str) -> Trigger.Response:
-        spin_until(clients[name].service_is_ready, 60.0, f"no service {name}")
-        future = clients[name].call_async(Trigger.Request())
-        spin_until(future.done, 5.0, f"no answer from {name}")
-        return future.result()
-
-    def spin_for(seconds: float) -> None:
-        deadline = time.monotonic() + seconds
-        spin_until(lambda: time.monotonic() >= deadline, seconds + 1.0, "")
-
+    graph = GraphProcesses(virtual_graph_nodes(graph_cfg), env=graph_cfg.env, output=log.append)
+    operator = Operator(graph, log, cfg.ros_domain_id, "soak")
+    commands = _Arrivals()
+    operator.node.create_subscription(JointState, "joint_command",
+                                      lambda _: commands.times.append(time.monotonic()), QOS_COMMAND)
     lowcmds = _Arrivals()
     robot_dds = RobotDds(cfg.robot_domain_id, "lo")  # arrival times only: decoding 500 LowCmds a second costs CPU
     robot_dds.raw_reader(TOPIC_LOWCMD, on_samples=lambda samples, t: lowcmds.times.extend(t for _ in samples))
     intervals: list[dict] = []
+    stress_cpu_percent = None
     graph.start()
     try:
-        spin_until(lambda: state["bridge"] == "ZERO_TORQUE", 90.0, "hw_bridge did not reach ZERO_TORQUE")
-        if not (answer := call("hw_bridge/start")).success:
-            raise RuntimeError(f"hw_bridge/start refused: {answer.message}")
-        spin_until(lambda: state["bridge"] == "HOLD", 10.0, "hw_bridge did not reach HOLD")
-        spin_until(lambda: call("hw_bridge/activate").success, 30.0, "hw_bridge did not activate")
+        operator.wait_state("ZERO_TORQUE", 90.0)
+        operator.bring_up()
+        if stress is not None:
+            stress.start()
+        loaded = f", stress-ng --cpu {cfg.stress_workers} beside it" if stress is not None else ""
         emit(f"soak: ACTIVE against the virtual robot, controller {cfg.controller}, scenario {cfg.scenario} "
-             f"({scenario_s:g} s, on loop) for {cfg.duration_s:g} s; a line every {cfg.interval_s:g} s")
+             f"({scenario_s:g} s, on loop) for {cfg.duration_s:g} s{loaded}; a line every {cfg.interval_s:g} s")
         start = next_play = time.monotonic()
         commands.times.clear(), lowcmds.times.clear()  # (the figures are those of ACTIVE)
+        stress_cpu_s = 0.0
         while len(intervals) * cfg.interval_s < cfg.duration_s - 1e-9:
             now = time.monotonic()
             if now >= next_play:
-                call("xr_input/play")
+                operator.call("xr_input/play")
                 next_play = now + scenario_s
             boundary = start + (len(intervals) + 1) * cfg.interval_s
             if now < boundary:
-                spin_for(min(next_play, boundary) - now)
+                operator.spin_for(min(next_play, boundary) - now)
                 continue
             trips = [line for line in log if "→ DAMP" in line]
-            figures = {"t_s": round(now - start, 1), "state": state["bridge"], "trips": len(trips),
+            figures = {"t_s": round(now - start, 1), "state": operator.bridge_state, "trips": len(trips),
                        "trip_lines": trips[-3:],
                        "joint_command": commands.take(COMMAND_PERIOD_S, 1.5),
                        "lowcmd": lowcmds.take(LOWCMD_PERIOD_S, 2.0),
+                       "load_1m": round(os.getloadavg()[0], 2),
                        "rss_mb": process_memory_mb({name: graph.pid(name) for name in graph.alive()})}
+            if stress is not None:
+                used_s = stress.cpu_seconds()
+                figures["stress_cpu_percent"] = round(100.0 * (used_s - stress_cpu_s) / cfg.interval_s, 1)
+                stress_cpu_s = used_s
             intervals.append(figures)
             emit(json.dumps(figures))
     finally:
+        if stress is not None:
+            stress_cpu_percent = stress.stop()
         alive = graph.alive()
         codes = graph.stop()
         robot_dds.close()
-        executor.shutdown()
-        node.destroy_node()
-        context.try_shutdown()
+        operator.close()
     trips = sum(1 for line in log if "→ DAMP" in line and "(bridge shutdown)" not in line)
     growth = memory_growth_percent(intervals[0]["rss_mb"], intervals[-1]["rss_mb"]) if intervals else {}
     summary = {"duration_s": cfg.duration_s, "intervals": len(intervals), "safety_trips": trips,
+               "trip_lines": [line for line in log if "→ DAMP" in line and "(bridge shutdown)" not in line][:10],
                "nodes_dead": sorted(set(codes) - set(alive)),
                "memory_growth_percent": growth,
                "memory_growth_max_percent": max(growth.values(), default=0.0),
                "joint_command_misses": sum(i["joint_command"]["misses"] for i in intervals),
                "lowcmd_misses": sum(i["lowcmd"]["misses"] for i in intervals),
                "lowcmd_period_p99_ms_worst": max((i["lowcmd"]["period_p99_ms"] or 0.0 for i in intervals),
-                                                 default=None)}
+                                                 default=None),
+               "stress_cpu_workers": cfg.stress_workers,
+               "stress_cpu_percent": stress_cpu_percent,
+               "load_1m_mean": round(float(np.mean([i["load_1m"] for i in intervals])), 2) if intervals else None}
     return {"summary": summary, "intervals": intervals}

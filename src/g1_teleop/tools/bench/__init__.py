@@ -16,6 +16,7 @@ BENCHMARKS: dict[str, tuple[str, str, str]] = {
     "sim": ("sim", "bench_sim", "simulator core: control period time, real-time factor"),
     "policy": ("policy", "bench_policy", "50 Hz lower-body step and the real-time command period"),
     "lowcmd": ("lowcmd", "bench_lowcmd", "hw_bridge's LowCmd path against the virtual robot"),
+    "damping": ("damping", "bench_damping", "policy killed / ROS side stopped → first damping LowCmd at the robot"),
     "publish": ("publish", "bench_publish", "how long a ROS publish stalls when a subscriber dies"),
     "xr": ("xr", "bench_xr", "headset event → operator sample in the WebXR server (hands, controllers)"),
     "xr-video": ("xr_video", "bench_xr_video", "the robot's stereo frames from ROS to the headset page (fps, latency), "
