@@ -5,6 +5,8 @@ stamp, the features, and a synthetic bag exported and read back by software we d
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 from pathlib import Path
 
 import av
@@ -230,3 +232,39 @@ def test_raw_images_become_video_and_an_unknown_encoder_is_refused(tmp_path: Pat
     assert no_images.cameras == [] and not (tmp_path / "ds3/videos").exists()
     again = export_dataset([tmp_path / "bag"], tmp_path / "ds3", DatasetConfig(fps=25), overwrite=True)
     assert again.frames == 6 and json.loads((tmp_path / "ds3/meta/info.json").read_text())["fps"] == 25
+
+
+LEROBOT_READER = """
+import json, sys
+import numpy as np
+from lerobot.datasets.lerobot_dataset import LeRobotDataset
+root, backend = sys.argv[1], sys.argv[2]
+ds = LeRobotDataset("local/g1_teleop", root=root, video_backend=backend,
+                    delta_timestamps={"action": [0.0, 0.02], "observation.images.left_eye": [-0.02, 0.0]})
+items = [ds[i] for i in range(len(ds))]
+print(json.dumps({"frames": ds.num_frames, "episodes": ds.num_episodes, "fps": ds.fps,
+                  "tasks": sorted({it["task"] for it in items}),
+                  "action": np.stack([it["action"][0].numpy() for it in items]).tolist(),
+                  "pad": [bool(it["action_is_pad"][1]) for it in items],
+                  "image": list(items[0]["observation.images.left_eye"].shape)}))
+"""
+
+
+def test_lerobot_reads_the_dataset(exported) -> None:
+    """LeRobot's own LeRobotDataset (video decoding, delta_timestamps) in an interpreter that has it: current LeRobot
+    needs Python ≥ 3.12 and PyTorch, so it is not a dependency; G1_TELEOP_LEROBOT_PYTHON names that interpreter
+    (e.g. a venv with `pip install lerobot torchcodec`), G1_TELEOP_LEROBOT_VIDEO_BACKEND its decoder (torchcodec)."""
+    python = os.environ.get("G1_TELEOP_LEROBOT_PYTHON")
+    if not python:
+        pytest.skip("no interpreter with LeRobot (set G1_TELEOP_LEROBOT_PYTHON)")
+    ds, _ = exported
+    backend = os.environ.get("G1_TELEOP_LEROBOT_VIDEO_BACKEND", "torchcodec")
+    proc = subprocess.run([python, "-c", LEROBOT_READER, str(ds), backend], capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "HF_HUB_OFFLINE": "1", "SVT_LOG": "1"})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert got["frames"] == 102 and got["episodes"] == 2 and got["fps"] == 50 and got["tasks"] == ["reach"]
+    expected = np.stack([q_at(t, 29, 0.5) for t in range(0, 1001, 20)])
+    assert np.allclose(np.asarray(got["action"]), np.concatenate([expected, expected]), atol=1e-6)
+    assert got["pad"] == ([False] * 50 + [True]) * 2  # the next action is padding at each episode's last frame
+    assert got["image"] == [2, 3, 48, 64]
