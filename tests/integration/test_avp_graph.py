@@ -5,6 +5,7 @@ with ``source:=avp dex3:=true``.
 
 Checked: the discovery request the app receives (marker 888, avp-stream's version code), xr/status connected, the
 clutch waits for the operator, then after teleop/engage the robot's wrists follow the operator's motion, the
+operator's head turns and bends the waist (waist:=head), the
 hands' landmarks come out on xr/*_hand, a pinch closes the Dex3 thumb on the index in teleop/hand_target (Dex3
 forward kinematics), and when the app stops, xr/status says what to check and the clutch holds.
 """
@@ -40,7 +41,8 @@ def test_the_vision_pro_app_stream_drives_the_arms_and_a_pinch_closes_the_dex3_h
     # when no sample came for 200 ms of simulated time
     app = subprocess.Popen([sys.executable, str(FAKE_APP), "--port", str(port), "--rate", "250"], stdin=subprocess.PIPE,
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    nodes = [n for n in load_graph("sim").resolve({"source": "avp", "avp_ip": "127.0.0.1", "dex3": "true"})
+    nodes = [n for n in load_graph("sim").resolve({"source": "avp", "avp_ip": "127.0.0.1", "dex3": "true",
+                                                   "waist": "head"})
              if n.name != "robot_state"]
     nodes = [dataclasses.replace(n, parameters={**n.parameters, "avp_port": port}) if n.name == "xr_input" else n
              for n in nodes]
@@ -92,6 +94,14 @@ def test_the_vision_pro_app_stream_drives_the_arms_and_a_pinch_closes_the_dex3_h
         until(lambda: seen.now() > start + 2.0, "2 s of simulated time")
         error = np.linalg.norm(robot_wrists() - anchor - np.array([0.04, 0.0, 0.05]), axis=1)
         assert error.max() < 0.015, f"followed {(robot_wrists() - anchor) * 1e3} mm for (40, 0, 50) mm"
+
+        # waist:=head: the operator looks 0.35 rad left and 0.25 rad down; the waist turns 0.3 and bends 0.1 rad
+        # (deadband 0.05, pitch gain 0.5) at the simulator's joints
+        operator("head 0.35 0.25")
+        waist = robot.group("waist")
+        until(lambda: np.abs(seen.states[-1][1][waist] - [0.3, 0.0, 0.1]).max() < 0.03, "the waist turned and bent")
+        operator("head 0 0")
+        until(lambda: np.abs(seen.states[-1][1][waist]).max() < 0.03, "the waist back")
 
         operator("pinch 1 0")  # the left hand only (both would be the clutch's ENGAGE gesture)
         until(lambda: thumb_index_mm() < 30.0, f"the Dex3 thumb on the index (open {open_mm:.0f} mm)")

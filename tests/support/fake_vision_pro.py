@@ -6,9 +6,10 @@ Run as a process: ``python tests/support/fake_vision_pro.py --port P [--rate 90]
 with the head at the default pose and both wrists in front (pelvis frame (0.3, ±0.25, 0.1) m plus an offset), as a
 headset reports them, with a model hand's 25 joints per side; each wrist is sent in axes of the app's own (ARKit's
 hand anchor is not OpenXR's wrist joint: here a fixed rotation of it), the joints relative to that anchor, as the
-app does. Lines on its stdin move the operator: ``offset X Y Z`` (m, pelvis frame), ``pinch L R`` (each hand: 0 open
-… 1 thumb tip on the index tip; both at once is the clutch's ENGAGE gesture). It prints one line per client request
-(the discovery marker and version it carried) and exits on SIGTERM.
+app does. Lines on its stdin move the operator: ``offset X Y Z`` (m, pelvis frame), ``head YAW PITCH`` (rad, robot
+basis: yaw left, pitch down), ``pinch L R`` (each hand: 0 open … 1 thumb tip on the index tip; both at once is the
+clutch's ENGAGE gesture). It prints one line per client request (the discovery marker and version it carried) and
+exits on SIGTERM.
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ class FakeApp(handtracking_pb2_grpc.HandTrackingServiceServicer):
     def __init__(self, rate_hz: float) -> None:
         self.rate_hz = rate_hz
         self.offset, self.pinch = np.zeros(3), {"left": 0.0, "right": 0.0}
+        self.head_yaw_pitch = (0.0, 0.0)
         self.stopped = threading.Event()
 
     def read_commands(self) -> None:
@@ -64,6 +66,8 @@ class FakeApp(handtracking_pb2_grpc.HandTrackingServiceServicer):
             words = line.split()
             if words[:1] == ["offset"]:
                 self.offset = np.array([float(v) for v in words[1:4]])
+            elif words[:1] == ["head"]:
+                self.head_yaw_pitch = (float(words[1]), float(words[2]))
             elif words[:1] == ["pinch"]:
                 self.pinch = {"left": float(words[1]), "right": float(words[2])}
 
@@ -78,8 +82,10 @@ class FakeApp(handtracking_pb2_grpc.HandTrackingServiceServicer):
                 pelvis_T_wrist[:3, 3] = np.array([0.3, y, 0.1]) + self.offset
                 wrists.append(pelvis_T_wrist)
             xr = robot_to_openxr(DEFAULT_WORLD_T_HEAD, *wrists, hand_tracking=True)
+            world_T_head = DEFAULT_WORLD_T_HEAD.copy()  # turned and tilted in place (robot basis: z up, y left)
+            world_T_head[:3, :3] = Rotation.from_euler("ZY", self.head_yaw_pitch).as_matrix()
             update = handtracking_pb2.HandUpdate()
-            put(update.Head, xr.xr_T_head)
+            put(update.Head, robot_to_openxr(world_T_head, *wrists, hand_tracking=True).xr_T_head)
             hand(update.left_hand, "left", xr.xr_T_left_wrist, self.pinch["left"])
             hand(update.right_hand, "right", xr.xr_T_right_wrist, self.pinch["right"])
             yield update

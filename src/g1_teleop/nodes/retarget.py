@@ -1,20 +1,21 @@
 """retarget: the operator's hands → the 14 arm joints.
 
-mode "pose": dual-arm IK from xr/left_wrist, xr/right_wrist (geometry_msgs/PoseStamped, pelvis frame, the
-left_ee / right_ee targets) through the operator clutch (retarget.wrist_targets, retarget.clutch), warm-started
-from joint_states (which also locks the rest of the body), keeping ``min_clearance_m`` between the
-forearms/hands and the trunk, the thighs and the other arm. clutch "auto" (scenarios, bags): the wrists are
-followed as they come, from the first sample. clutch "operator" (a headset): the arms hold until the operator
-engages (the press of the XR Joy layout's button ``engage_button``, frame xr_hands or xr_controllers, or the
-service teleop/engage), then the robot's wrists follow the
-operator's motions since the engage (no jump); teleop/pause (or the button again) holds, engaging again
-re-anchors; without a wrist sample for stale_after_s the arms hold, for home_after_s they go slowly home (the
-default arm pose). Empty clutch: operator with source webxr, auto otherwise.
-mode "gamepad": joy (sensor_msgs/Joy) → a velocity of each hand → damped-least-squares differential IK,
-one step per joint_states sample, for operators without a headset.
-Publishes teleop/arm_target (sensor_msgs/JointState: 14 named arm joints, position = target, effort =
-gravity feed-forward), stamped with the operator sample it follows (else: the joint state's), and
-teleop/clutch (std_msgs/String, latched: disengaged, engaged, holding or homing).
+mode "pose": dual-arm IK from xr/left_wrist, xr/right_wrist (geometry_msgs/PoseStamped, pelvis frame, the left_ee /
+right_ee targets) through the operator clutch (retarget.wrist_targets, retarget.clutch), warm-started from
+joint_states (which also locks the rest of the body), keeping ``min_clearance_m`` between the forearms/hands and the
+trunk, the thighs and the other arm. clutch "auto" (scenarios, bags): the wrists are followed as they come, from the
+first sample. clutch "operator" (a headset): the arms hold until the operator engages (the press of the XR Joy
+layout's button ``engage_button``, frame xr_hands or xr_controllers, or the service teleop/engage), then the robot's
+wrists follow the operator's motions since the engage (no jump); teleop/pause (or the button again) holds, engaging
+again re-anchors; without a wrist sample for stale_after_s the arms hold, for home_after_s they go slowly home (the
+default arm pose). Empty clutch: operator with a live source (webxr, avp), auto otherwise. waist "head": while
+engaged the operator's head yaw and pitch since the engage turn and bend the waist (retarget.head_waist), sent with
+the arms.
+mode "gamepad": joy (sensor_msgs/Joy) → a velocity of each hand → damped-least-squares differential IK, one step per
+joint_states sample, for operators without a headset.
+Publishes teleop/arm_target (sensor_msgs/JointState: 14 named arm joints (and the 3 waist joints with waist head),
+position = target, effort = gravity feed-forward), stamped with the operator sample it follows (else: the joint
+state's), and teleop/clutch (std_msgs/String, latched: disengaged, engaged, holding or homing).
 Lockstep: clutch auto answers once a control period's joint state and wrists are in; clutch operator answers each
 joint state at once, stamped with it (a headset sends at its own rate). Real time: an answer per wrist pair, and to
 joint states alone up to state_solve_rate_hz (each 200 Hz state answered took the IK 40 % of a core on 2 cores).
@@ -45,6 +46,7 @@ from g1_teleop.operator.xr_joy import JoyButton
 from g1_teleop.retarget.arm_ik import DualArmIK
 from g1_teleop.retarget.clutch import ClutchState, ClutchTransition, Refused, WristPair
 from g1_teleop.retarget.gamepad_ik import GamepadArmTeleop
+from g1_teleop.retarget.head_waist import HeadWaist
 from g1_teleop.retarget.retarget_settings import RetargetSettings
 from g1_teleop.retarget.self_collision import ArmCollisionModel
 from g1_teleop.retarget.wrist_targets import ClutchLog, WristTargets
@@ -78,6 +80,7 @@ class Retarget(Node):
         collision = ArmCollisionModel(robot, build_mujoco_model(robot), pin_model)
         self.ik = DualArmIK(pin_model, robot.joint_names, cfg.ik_config(), collision)
         self.joints = JointIndex(robot.joint_names)
+        self.waist_names = robot.group_names("waist")
         self.inputs = StampSync(["left", "right", "joints"])
         self.warn = WarnOnce(self)
         self.last_output: JointState | None = None
@@ -88,6 +91,8 @@ class Retarget(Node):
         home = WristPair(*self.ik.end_effector_poses(robot.default_q))
         self.targets = WristTargets(cfg.clutch_mode(), cfg.clutch_config(), home, cfg.engage_button)
         self.clutch_log = ClutchLog()
+        self.head_waist = HeadWaist(cfg.head_waist_config()) if cfg.waist == "head" and cfg.mode == "pose" else None
+        self.world_T_head: np.ndarray | None = None
         self.pub = self.create_publisher(JointState, "teleop/arm_target", QOS_COMMAND)
         self.pub_clutch = self.create_publisher(String, "teleop/clutch", QOS_LATCHED)
         self.pub_clutch.publish(String(data=self.targets.state.value))
@@ -96,6 +101,8 @@ class Retarget(Node):
             self.create_subscription(PoseStamped, "xr/right_wrist", lambda m: self.on_wrist("right", m), QOS_SENSOR)
             if self.operator:
                 self.create_subscription(Joy, "joy", self.on_engage_button, QOS_SENSOR)
+            if self.head_waist is not None:
+                self.create_subscription(PoseStamped, "xr/head", self.on_head, QOS_SENSOR)
         else:
             self.gamepad = GamepadArmTeleop(self.ik, cfg.gamepad_mapping(), damping=cfg.gamepad_damping,
                                             max_joint_speed=cfg.gamepad_max_joint_speed)
@@ -132,6 +139,12 @@ class Retarget(Node):
         if left == right and self.targets.put_sample(WristPair(self.inputs.value("left"), self.inputs.value("right")),
                                                      left / 1e9):
             self.try_solve()
+
+    def on_head(self, msg: PoseStamped) -> None:
+        try:
+            self.world_T_head = transform_from_pose_msg(msg)
+        except ValueError as exc:
+            self.warn("pose_head", f"ignored xr/head: {exc}; the waist keeps its last target")
 
     def on_engage_button(self, msg: Joy) -> None:
         if msg.header.frame_id not in JOY_FRAMES.values():
@@ -221,6 +234,8 @@ class Retarget(Node):
         if step.transitions:
             self.pub_clutch.publish(String(data=self.targets.state.value))
             self.clutch_log.put(step.transitions)
+            if self.head_waist is not None and step.transitions[-1].state is ClutchState.ENGAGED:
+                self.head_waist.reset(self.world_T_head)  # the waist follows the head's motion since the engage
         line = self.clutch_log.line(time.monotonic())
         if line is not None:
             self.get_logger().info(line)
@@ -236,7 +251,11 @@ class Retarget(Node):
                      max(self.inputs.stamp("left"), self.inputs.stamp("right")) if follows else joints)
 
     def publish(self, q_arm: np.ndarray, tau_ff: np.ndarray, stamp: int) -> None:
-        msg = joint_state_msg(self.ik.arm_joint_names, to_stamp(stamp), q_arm, effort=tau_ff)
+        names, q, tau = self.ik.arm_joint_names, q_arm, tau_ff
+        head, waist = self.world_T_head, self.head_waist
+        if waist is not None and head is not None and self.targets.state is ClutchState.ENGAGED:
+            names, q, tau = [*names, *self.waist_names], [*q, *waist.waist(head)], [*tau, 0.0, 0.0, 0.0]
+        msg = joint_state_msg(names, to_stamp(stamp), q, effort=tau)
         msg.header.frame_id = "pelvis"
         self.pub.publish(msg)
         self.last_output = msg

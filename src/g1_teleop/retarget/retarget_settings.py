@@ -11,9 +11,11 @@ from g1_teleop.core.settings import check_settings, setting
 from g1_teleop.retarget.arm_ik import ArmIKConfig
 from g1_teleop.retarget.clutch import ClutchConfig
 from g1_teleop.retarget.gamepad_ik import GamepadMapping
+from g1_teleop.retarget.head_waist import HeadWaistConfig
 from g1_teleop.retarget.wrist_targets import CLUTCH_MODES
 
 MODES = ("pose", "gamepad")
+WAIST_SOURCES = ("hold", "head")
 
 
 def setting_of(config: type, name: str) -> Any:
@@ -61,12 +63,21 @@ class RetargetSettings:
     home_after_s: float = setting_of(ClutchConfig, "home_after_s")
     home_speed_m_s: float = setting_of(ClutchConfig, "home_speed_m_s")
     home_speed_rad_s: float = setting_of(ClutchConfig, "home_speed_rad_s")
+    waist: str = setting("hold", "pose mode: hold (the lower-body controller keeps the waist) or head (while engaged "
+                         "the operator's head yaw and pitch turn and bend the waist: the robot's head cameras are on "
+                         "its torso)", choices=WAIST_SOURCES)
+    waist_yaw_gain: float = setting_of(HeadWaistConfig, "yaw_gain")
+    waist_pitch_gain: float = setting_of(HeadWaistConfig, "pitch_gain")
+    waist_deadband_rad: float = setting_of(HeadWaistConfig, "deadband_rad")
 
     def __post_init__(self) -> None:
         check_settings(self)
         self.ik_config()  # and the cross-field checks of the IK, gamepad and clutch settings
         self.gamepad_mapping()
         self.clutch_config()
+
+    def head_waist_config(self) -> HeadWaistConfig:
+        return HeadWaistConfig(self.waist_yaw_gain, self.waist_pitch_gain, self.waist_deadband_rad)
 
     def clutch_config(self) -> ClutchConfig:
         return ClutchConfig(stale_after_s=self.stale_after_s, home_after_s=self.home_after_s,
