@@ -16,17 +16,18 @@ from pathlib import Path
 
 import rclpy.subscription
 from diagnostic_msgs.msg import DiagnosticArray
-from geometry_msgs.msg import PoseStamped, Twist
+from geometry_msgs.msg import PoseArray, PoseStamped, Twist
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import HistoryPolicy, QoSProfile
 from rosgraph_msgs.msg import Clock
-from sensor_msgs.msg import Imu, JointState, Joy, TimeReference
+from sensor_msgs.msg import CompressedImage, Imu, JointState, Joy, TimeReference
 from std_msgs.msg import String
 from visualization_msgs.msg import MarkerArray
 
 from g1_teleop.core.rosbag import BagWriter
+from g1_teleop.ros.image_messages import QOS_IMAGE
 from g1_teleop.ros.qos import QOS_COMMAND, QOS_LATCHED, QOS_SENSOR, QOS_STATE, QOS_TF, QOS_TF_STATIC
 from g1_teleop.ros.tf_messages import TFMessage
 
@@ -35,6 +36,9 @@ GRAPH_TOPICS: dict[str, tuple[type, QoSProfile]] = {
     "xr/head": (PoseStamped, QOS_SENSOR),
     "xr/left_wrist": (PoseStamped, QOS_SENSOR),
     "xr/right_wrist": (PoseStamped, QOS_SENSOR),
+    "xr/left_hand": (PoseArray, QOS_SENSOR),
+    "xr/right_hand": (PoseArray, QOS_SENSOR),
+    "xr/body": (PoseArray, QOS_SENSOR),
     "joy": (Joy, QOS_SENSOR),
     "cmd_vel": (Twist, QOS_SENSOR),
     "teleop/mode_request": (String, QOS_COMMAND),
@@ -54,6 +58,9 @@ GRAPH_TOPICS: dict[str, tuple[type, QoSProfile]] = {
     "/tf": (TFMessage, QOS_TF),
     "/tf_static": (TFMessage, QOS_TF_STATIC),
     "teleop/wrist_markers": (MarkerArray, QOS_STATE),
+    # the eyes' JPEGs (not the raw images: 0.9 MB each), for datasets (g1-teleop record --dataset)
+    "camera/left/image_raw/compressed": (CompressedImage, QOS_IMAGE),
+    "camera/right/image_raw/compressed": (CompressedImage, QOS_IMAGE),
 }
 _WITH_MESSAGE_INFO = hasattr(rclpy.subscription, "MessageInfo")  # callbacks (msg, info): rclpy of Jazzy and later
 _DEPTH = 200  # deep enough for a lockstep graph's bursts
