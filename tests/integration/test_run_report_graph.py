@@ -1,6 +1,7 @@
-"""`g1-teleop report` and `g1-teleop latency --json` on a short sim run (lockstep: the same figures on a loaded
-machine; the real-time paths have unit tests with made-up stamps); its bag read alike by rosbags and
-mcap-ros2-support; `g1-teleop record` joining after robot_description was published still records it."""
+"""`g1-teleop report`, `g1-teleop latency --json` and `g1-teleop dataset` (tests/support/dataset_checks.py) on a short
+sim run (lockstep: the same figures on a loaded machine; the real-time paths have unit tests with made-up stamps);
+its bag read alike by rosbags and mcap-ros2-support; `g1-teleop record` joining after robot_description was
+published still records it."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import pytest
 from g1_teleop.core.rosbag import read_bag
 from g1_teleop.tools.bag_analysis import read_run_bag, recording_from_bag
 from support.bag_readers import assert_readers_agree
+from support.dataset_checks import DURATION_S, assert_run_exports_as_a_dataset_of_its_commands_at_50_hz
 
 pytestmark = pytest.mark.integration
 
@@ -33,8 +35,8 @@ def figures_table(page: str) -> dict[str, str]:
     return dict(re.findall(r"<tr><td>([^<]*)</td><td>([^<]*)</td></tr>", table))
 
 
-def test_report_and_latency_of_a_run_and_its_bag(sim_job, robot):
-    run = sim_job("--duration", "3", "--report", name="lockstep")
+def test_report_latency_and_dataset_of_a_run_and_its_bag(sim_job, robot, tmp_path, monkeypatch, capsys):
+    run = sim_job("--duration", str(DURATION_S), "--report", name="lockstep")
     bag_dir = run.out / "bag"
 
     assert f"report: {run.out / 'report.html'}" in run.stdout  # every g1-teleop sim run writes its report
@@ -70,6 +72,8 @@ def test_report_and_latency_of_a_run_and_its_bag(sim_job, robot):
     bag = read_bag(bag_dir, ["robot_description", "/tf_static"])
     assert "<robot" in bag.get("robot_description")[0].msg.data and bag.get("/tf_static")
     assert assert_readers_agree(bag_dir) > 1000
+
+    assert_run_exports_as_a_dataset_of_its_commands_at_50_hz(run, tmp_path, monkeypatch, capsys)
 
 
 def test_record_joining_late_gets_the_latched_description_and_both_readers_agree(rclpy_context, tmp_path):

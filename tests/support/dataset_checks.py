@@ -1,6 +1,7 @@
-"""A 3 s simulation run exported as a LeRobot dataset (`g1-teleop dataset RUN OUT`) and read back by software we did
-not write: Hugging Face's ``datasets`` reads the frames, mcap-ros2-support reads the bag's joint_command messages
-from the .mcap with its own schemas, and each frame's action must be the command stamped at (or last before) it."""
+"""A simulation run exported as a LeRobot dataset (`g1-teleop dataset RUN OUT`) and read back by software we did not
+write: Hugging Face's ``datasets`` reads the frames, mcap-ros2-support reads the bag's joint_command messages from the
+.mcap with its own schemas, and each frame's action must be the command stamped at (or last before) it. Called by
+tests/integration/test_run_report_graph.py on its run (one 3 s simulation serves the report, latency and dataset)."""
 
 from __future__ import annotations
 
@@ -10,12 +11,9 @@ from pathlib import Path
 
 import datasets
 import numpy as np
-import pytest
 
 from g1_teleop.tools.cli import main as cli_main
 from support.bag_readers import by_mcap_ros2
-
-pytestmark = pytest.mark.integration
 
 DURATION_S = 3.0
 FPS = 50
@@ -33,11 +31,9 @@ def first_per_stamp(messages: list[tuple[int, dict]]) -> dict[int, dict]:
     return out
 
 
-def test_a_run_exports_as_a_dataset_of_its_commands_at_50_hz(sim_job, tmp_path: Path, monkeypatch, capsys) -> None:
+def assert_run_exports_as_a_dataset_of_its_commands_at_50_hz(run, tmp_path: Path, monkeypatch, capsys) -> None:
+    """``run``: a ``DURATION_S`` lockstep run of the sim_job fixture."""
     monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "hf_cache")  # not in ~/.cache
-    started = time.monotonic()
-    run = sim_job("--duration", str(DURATION_S), name="run")
-    sim_s = time.monotonic() - started
     out = tmp_path / "dataset"
     started = time.monotonic()
     code = cli_main(["dataset", str(run.out), str(out), "--task", "reach forward"])  # in this process: no start-up
@@ -45,7 +41,7 @@ def test_a_run_exports_as_a_dataset_of_its_commands_at_50_hz(sim_job, tmp_path: 
     printed = capsys.readouterr()
     assert code == 0, printed.out + printed.err
     summary = json.loads(printed.out[:printed.out.rindex("}") + 1])
-    print(f"sim {sim_s:.1f} s, export {export_s:.2f} s, {summary['size_bytes']} bytes")
+    print(f"dataset export {export_s:.2f} s, {summary['size_bytes']} bytes")
 
     info = json.loads((out / "meta/info.json").read_text())
     assert info["fps"] == FPS and info["codebase_version"] == "v3.0" and info["total_episodes"] == 1
