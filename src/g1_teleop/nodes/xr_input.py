@@ -8,7 +8,8 @@ body stream file (``body_stream``) on xr/body (geometry_msgs/PoseArray: the 24 b
 g1_teleop.ros.operator_messages) and its Head point on xr/head, for whole-body retargeting (body_retarget). source
 "webxr": a live headset through the WebXR server (g1_teleop.operator.webxr_server; which samples and what of them:
 g1_teleop.operator.webxr_source); source "avp": the Vision Pro app's hand-tracking stream over gRPC at ``avp_ip``
-(g1_teleop.operator.avp_client), published as webxr's hand tracking. Publishes xr/head (headset world, robot basis),
+(g1_teleop.operator.avp_client), published as webxr's hand tracking; source "pico": PICO's SDK (operator.pico_client),
+as webxr's hands or controllers, and its body tracking on xr/body. Publishes xr/head (headset world, robot basis),
 xr/left_wrist, xr/right_wrist (pelvis frame: the IK targets of left_ee / right_ee) and joy, stamped with the sample
 time; webxr also xr/left_hand, xr/right_hand (geometry_msgs/PoseArray: the 25 landmarks of a tracked hand in its
 hand frame, WebXR Hand Input order, orientations identity) and xr/status (std_msgs/String, latched: the link's
@@ -102,12 +103,12 @@ class XrInput(Node):
         self.start_ns: int | None = None
         self.playing = cfg.autoplay
         self.server: WebXrServer | None = None
+        self.pub_body = self.create_publisher(PoseArray, "xr/body", QOS_SENSOR)  # (source body, pico)
         if cfg.source in LIVE_SOURCES:
             self.diagnostics = Diagnostics(self, self.live_values)
             self.start_live()
         else:
             self.player = self.load_player()
-            self.pub_body = self.create_publisher(PoseArray, "xr/body", QOS_SENSOR)
             self.diagnostics = Diagnostics(self, lambda: {"source": cfg.source, "samples": self.samples,
                                                           "playing": self.playing})
             self.get_logger().info(f"{cfg.source} {self.player.source}: {self.player.description} "
@@ -204,6 +205,8 @@ class XrInput(Node):
             publisher, msg = self.pub_hands[side]
             if points is not None and publisher.get_subscription_count():  # 25 poses: made only for a listener
                 publisher.publish(landmarks_msg(points, stamp, f"xr_{side}_hand", msg))
+        if (body := getattr(sample, "body", None)) is not None:  # PICO's body tracking
+            self.pub_body.publish(body_msg(body, stamp))
         if out.head:
             self.pub_head.publish(pose_msg(frame.head, stamp, "xr_world"))
         if out.wrists:
