@@ -22,7 +22,8 @@ Run as a process: ``python tests/support/fake_pico_service.py --port P [--rate 9
 operator standing with the head at the default pose and both wrists (controllers and tracked hands) in front
 (pelvis frame (0.3, ±0.25, 0.1) m plus an offset), and, with ``--body``, a body stream file's frames (looped, at
 their own timing) converted back to XRobot's Unity frame. Lines on its stdin: ``offset X Y Z`` (m, pelvis frame),
-``grips L R`` (0 … 1: both squeezed is the controllers' ENGAGE gesture), ``stick X Y`` (the right thumbstick).
+``grips L R`` (0 … 1: both squeezed is the controllers' ENGAGE gesture), ``stick X Y`` (the right thumbstick),
+``frame I`` (hold the body file's frame I from now on).
 It prints one line per SDK call (``beat``, ``watch pid N``) and exits on SIGTERM.
 """
 
@@ -97,6 +98,7 @@ class FakeService:
         self.body = None if body_file is None else load_body_stream(Path(body_file))
         self.raw = None if self.body is None else self.raw_body()
         self.start_s = time.monotonic()
+        self.frame: int | None = None  # a held body frame; None: loop the file
 
     def read_commands(self) -> None:
         for line in sys.stdin:
@@ -107,12 +109,14 @@ class FakeService:
                 self.grips = (float(words[1]), float(words[2]))
             elif words[:1] == ["stick"]:
                 self.stick = (float(words[1]), float(words[2]))
+            elif words[:1] == ["frame"]:
+                self.frame = int(words[1])
 
     def body_joints(self, now_s: float) -> list[dict[str, object]]:
         """The body stream's frame at ``now_s`` (looped) as XRobot's raw points (Unity frame, qx qy qz qw last)."""
         stream = self.body
         t = (now_s - self.start_s) % max(stream.stamps[-1] - stream.stamps[0], 1e-3) + stream.stamps[0]
-        i = int(np.searchsorted(stream.stamps, t, side="right")) - 1
+        i = int(np.searchsorted(stream.stamps, t, side="right")) - 1 if self.frame is None else self.frame
         return [{"p": p, "va": "0,0,0,0,0,0", "wva": "0,0,0,0,0,0", "t": int(now_s * 1e9)} for p in self.raw[i]]
 
     def raw_body(self) -> list[list[str]]:

@@ -192,6 +192,7 @@ def test_a_running_service_without_a_headset_is_told_apart(tmp_path, monkeypatch
         client.start()
         try:
             until(lambda: "runs, but no headset data yet" in client.status().text)
+            assert client.status().state is LinkState.NO_CLIENT
         finally:
             client.stop()
     assert client.status().text.startswith(f"XRoboToolkit PC Service at 127.0.0.1:{port} runs")
@@ -210,7 +211,7 @@ def test_without_the_service_the_real_sdk_gives_a_status_line_to_act_on(tmp_path
         status = client.status()
     finally:
         client.stop()
-    assert status.state is LinkState.NO_CLIENT and client.newest() is None
+    assert status.state is LinkState.FAILED and client.newest() is None
     assert status.text.startswith(f"no PICO service at 127.0.0.1:{port}: start XRoboToolkit PC Service on this "
                                   "machine and connect the headset's XRoboToolkit app"), status.text
     assert "retrying every 0.2 s" in status.text

@@ -6,7 +6,8 @@ The SDK connects to the PC service (RoboticsServiceProcess, gRPC) at 127.0.0.1:6
 ``connectPort`` of the ``[Client]`` section of a ``PXREASetting.ini`` in the working directory, and keeps the newest
 state the service streams from the headset's XRoboToolkit app; it has no connection getter (without the service
 every getter reads zeros), so the client polls at ``poll_hz`` (90 Hz), takes a reading as new when the SDK's
-timestamp (or the body's) changes, and probes the service's TCP port to tell "no service" from "no headset".
+timestamp (or the body's) changes, and probes the service's TCP port to tell "no service" (LinkState.FAILED)
+from "no headset" (NO_CLIENT, or DROPPED once data came).
 
 Frames: PICO's world is OpenXR's basis (x right, y up, −z forward at the start, m; XRoboToolkit's teleop samples
 turn headset poses to a z-up world by exactly xr_frames' ROBOT_R_OPENXR), so head, controller and hand poses go as
@@ -249,8 +250,8 @@ class PicoClient:
         tracked_age = None if tracked_s is None else now_s - tracked_s
         rate = (len(recent) - 1) / max(recent[-1] - recent[0], 1e-9) if len(recent) > 1 and fresh else 0.0
         what = "hands" if self.input == "hands" else "controllers"
-        if not fresh and service_up is not True:
-            state = LinkState.DROPPED if self._samples else LinkState.NO_CLIENT
+        if not fresh and service_up is not True:  # (a state of its own: xr_input logs state changes)
+            state = LinkState.FAILED
             text = (f"no PICO service at {self.address}{' (checking)' if service_up is None else ''}: start "
                     f"{SERVICE} on this machine and connect the headset's XRoboToolkit app to this machine's "
                     f"address (or set [Client] connectAddr/connectPort in ./{SETTINGS_FILE}); retrying every "
