@@ -126,7 +126,8 @@ class Operator:
                 raise RuntimeError(f"hw_bridge/activate refused: {answer.message}; the graph's last lines:\n"
                                    f"{self.last_lines()}")
             if time.monotonic() > deadline:
-                raise RuntimeError(f"hw_bridge did not activate within {activate_timeout_s:g} s: {answer.message}")
+                raise RuntimeError(f"hw_bridge did not activate within {activate_timeout_s:g} s: {answer.message}; "
+                                   f"the graph's last lines:\n{self.last_lines()}")
             self.spin_for(0.2)
         self.wait_state("ACTIVE", 5.0)
 

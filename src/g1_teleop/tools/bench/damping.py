@@ -247,6 +247,10 @@ def bench_damping() -> dict[str, float | None]:
         lines = [line for line in log[damp_lines:] if "→ DAMP" in line]
         reasons[kind].append(damp_reason(lines[0]) if lines else "other")
         ages[kind].append(damp_age_s(lines[0]) if lines else None)
+        shown = "none" if delays[kind][-1] is None else f"{delays[kind][-1] * 1e3:.1f} ms"
+        print(f"bench damping: {kind} {len(delays[kind])}/{options.trials}: {shown}, {reasons[kind][-1]}, bridge "
+              f"damped at {_max_ms(ages[kind][-1:])} ms, longest LowCmd gap {_max_ms(gaps[kind][-1:])} ms",
+              file=sys.stderr)
         if kind == "kill":
             graph.restart("policy")
 
