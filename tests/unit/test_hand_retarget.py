@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from g1_teleop.core.hand_landmarks import THUMB_TIP, to_webxr_order
 from g1_teleop.hardware.dex3 import SIDES, load_dex3
 from g1_teleop.launching.graph_description import load_graph
 from g1_teleop.retarget.hand_retarget import HandLandmarksError, HandRetargetConfig, HandRetargeter
 from g1_teleop.retarget.hand_retarget_kinematics import Dex3Kinematics
-from g1_teleop.retarget.hand_retarget_landmarks import THUMB_TIP, to_webxr_order
 from g1_teleop.tools.bench.hand_poses import hand_landmarks
 from g1_teleop.tools.bench.hands import bench_hands
 

@@ -12,7 +12,7 @@ from "no headset" (NO_CLIENT, or DROPPED once data came).
 Frames: PICO's world is OpenXR's basis (x right, y up, −z forward at the start, m; XRoboToolkit's teleop samples
 turn headset poses to a z-up world by exactly xr_frames' ROBOT_R_OPENXR), so head, controller and hand poses go as
 they are into the same XR → robot conversion, clutch gestures and Joy layout as WebXR's (``input``: controllers or
-hands). Hands: PICO's 26 OpenXR joints (palm first) → WebXR's 25 (hand_retarget_landmarks' ``pico`` layout), the
+hands). Hands: PICO's 26 OpenXR joints (palm first) → WebXR's 25 (hand_landmarks' ``pico`` layout), the
 wrist's OpenXR axes found from the landmarks (hand_landmark_frame). Body tracking: XRobot's 24 points in Unity's
 frame → the z-up ``operator_world`` frame of source body (body_stream.body_stream_from_xrobot), carried by each
 sample (``PicoSample.body``) for xr/body. A pose of zeros (an untracked head, a sleeping controller) makes that
@@ -32,6 +32,7 @@ from types import ModuleType
 
 import numpy as np
 
+from g1_teleop.core.hand_landmarks import to_webxr_order
 from g1_teleop.core.rotations import matrix_from_wxyz
 from g1_teleop.operator.body_stream import BodyStreamError, body_stream_from_xrobot
 from g1_teleop.operator.hand_landmark_frame import wrist_from_landmarks
@@ -46,7 +47,6 @@ from g1_teleop.operator.webxr_events import (
 from g1_teleop.operator.webxr_samples import SampleAssembler, XrSample
 from g1_teleop.operator.webxr_status import LinkState, XrLinkStatus
 from g1_teleop.operator.xr_joy import XrJoyConfig
-from g1_teleop.retarget.hand_retarget_landmarks import to_webxr_order
 
 DEFAULT_ADDRESS = ("127.0.0.1", 60061)
 SETTINGS_FILE = "PXREASetting.ini"

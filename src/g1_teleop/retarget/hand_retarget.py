@@ -15,7 +15,7 @@ Linux only with NVIDIA's CUDA libraries (28 more packages, several GB) — too m
 - the change from the previous solution (``smoothness_weight``), which also picks one of equal solutions.
 
 Each solution is clipped to the joint limits given (config/dex3.yaml's) and low-pass filtered
-(``low_pass_alpha``). Landmarks: WebXR Hand Input order, the hand frame of xr/*_hand (hand_retarget_landmarks).
+(``low_pass_alpha``). Landmarks: WebXR Hand Input order, the hand frame of xr/*_hand (hand_landmarks).
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from g1_teleop.core.hand_landmarks import HAND_LANDMARKS, INDEX_TIP, MIDDLE_TIP, THUMB_TIP, WRIST
 from g1_teleop.core.settings import check_settings, setting
 from g1_teleop.retarget.hand_retarget_kinematics import FINGERS, Dex3Kinematics
-from g1_teleop.retarget.hand_retarget_landmarks import HAND_LANDMARKS, INDEX_TIP, MIDDLE_TIP, THUMB_TIP, WRIST
 
 # Landmark hand frame (x back of the hand, y fingers → wrist, z the OpenXR joint x: towards the thumb of a left
 # hand, the little finger of a right one) → Dex3 palm frame (hand_retarget_kinematics): rows are the palm axes.
