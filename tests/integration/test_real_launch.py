@@ -220,9 +220,10 @@ def test_real_launch_reaches_active_against_a_unitree_mujoco_like_robot(rclpy_co
     graph.start()
     try:
         wait_state("ZERO_TORQUE", 60.0)
-        for _ in range(5):  # the other processes starting up on a loaded machine can delay a LowState
-            started = call("start")
-            if started.success or "no fresh LowState" not in started.message:
+        for _ in range(5):  # the other processes starting up on a loaded machine can delay a LowState, and the
+            started = call("start")  # limp legs on the gantry can still swing (a joint beyond its velocity limit)
+            if started.success or ("no fresh LowState" not in started.message
+                                   and "beyond its limit" not in started.message):
                 break
             spin_until(lambda: False, 0.5)
         assert started.success, (started.message, "\n".join(lines[-60:]))
