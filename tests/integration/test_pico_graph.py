@@ -118,9 +118,16 @@ def test_pico_through_its_sdk_drives_the_arms_and_streams_the_body(rclpy_context
         np.testing.assert_allclose(positions, stream.positions[0], atol=2e-5)
         np.testing.assert_allclose(np.abs((quat * stream.quat_wxyz[0]).sum(axis=1)), 1.0, atol=2e-5)
 
-        operator("grips 1 1")  # both squeezes held 0.5 s: ENGAGE
+        for _ in range(5):  # both squeezes held 0.5 s: ENGAGE (pressed again, as an operator does, when it was
+            operator("grips 1 1")  # refused: the engage needs valid tracking at that moment)
+            deadline = time.monotonic() + 3.0
+            while seen.clutch_state() != "engaged" and time.monotonic() < deadline:
+                time.sleep(0.02)
+            operator("grips 0 0")
+            if seen.clutch_state() == "engaged":
+                break
+            time.sleep(1.0)
         until(lambda: seen.clutch_state() == "engaged", "engaged by both grips")
-        operator("grips 0 0")
         anchor, start = robot_wrists(), seen.now()
         operator("offset 0.04 0.0 0.05")
         until(lambda: seen.now() > start + 2.0, "2 s of simulated time")

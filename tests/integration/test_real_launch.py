@@ -247,6 +247,7 @@ def test_real_launch_reaches_active_against_a_unitree_mujoco_like_robot(rclpy_co
         executor.shutdown()
         node.destroy_node()
     log = "\n".join(lines)
-    assert log.count("→ DAMP") == 1 and "ACTIVE → DAMP: operator e-stop (bridge shutdown)" in log, log[-3000:]
+    active = log[log.rindex("HOLD → ACTIVE"):]  # (limp legs before start may trip)
+    assert active.count("→ DAMP") == 1 and "ACTIVE → DAMP: operator e-stop (bridge shutdown)" in active, log[-3000:]
     assert "CRC does not match" not in log
     print(f"\nreal.launch virtual_peer:=unitree_mujoco: ACTIVE, LowState at {rate:.0f} Hz, mode_machine 0 echoed")

@@ -31,16 +31,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import signal
 import sys
 import threading
 import time
-from concurrent import futures
 from pathlib import Path
 
 import grpc
 import numpy as np
 from google.protobuf import descriptor_pb2, descriptor_pool, empty_pb2, message_factory
+from grpc_fake import serve_until_signalled  # (run as a script: its folder is on the path)
 from scipy.spatial.transform import Rotation
 
 from g1_teleop.operator.body_stream import load_body_stream
@@ -193,23 +192,8 @@ def main() -> None:
         "WatchServerFeedback": grpc.unary_stream_rpc_method_handler(service.watch, *pid),
         "CancelServerFeedback": grpc.unary_unary_rpc_method_handler(service.cancel, pid[0], empty[1]),
     })
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
-    server.add_generic_rpc_handlers((handler,))
-    try:
-        bound = server.add_insecure_port(f"127.0.0.1:{args.port}")
-    except RuntimeError:
-        bound = 0
-    if not bound:
-        sys.exit(f"fake PICO service: port {args.port} is taken (another PC service or test running?)")
-    server.start()
-    print(f"fake PICO service listening on 127.0.0.1:{args.port}", flush=True)
-    done = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: done.set())
-    signal.signal(signal.SIGINT, lambda *_: done.set())
-    done.wait()
-    service.stopped.set()
-    server.stop(grace=0.5).wait()
-
+    serve_until_signalled("fake PICO service", args.port, lambda server: server.add_generic_rpc_handlers((handler,)),
+                          service.stopped)
 
 if __name__ == "__main__":
     main()

@@ -15,15 +15,13 @@ exits on SIGTERM.
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
 import threading
 import time
-from concurrent import futures
 
-import grpc
 import numpy as np
 from avp_stream.grpc_msg import handtracking_pb2, handtracking_pb2_grpc
+from grpc_fake import serve_until_signalled  # (run as a script: its folder is on the path)
 from scipy.spatial.transform import Rotation
 
 from g1_teleop.operator.xr_frames import DEFAULT_WORLD_T_HEAD, robot_to_openxr
@@ -99,18 +97,9 @@ def main() -> None:
     args = parser.parse_args()
     app = FakeApp(args.rate)
     threading.Thread(target=app.read_commands, daemon=True).start()
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
-    handtracking_pb2_grpc.add_HandTrackingServiceServicer_to_server(app, server)
-    server.add_insecure_port(f"127.0.0.1:{args.port}")
-    server.start()
-    print(f"fake Vision Pro app listening on 127.0.0.1:{args.port}", flush=True)
-    done = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: done.set())
-    signal.signal(signal.SIGINT, lambda *_: done.set())
-    done.wait()
-    app.stopped.set()
-    server.stop(grace=0.5).wait()
-
+    serve_until_signalled("fake Vision Pro app", args.port,
+                          lambda server: handtracking_pb2_grpc.add_HandTrackingServiceServicer_to_server(app, server),
+                          app.stopped)
 
 if __name__ == "__main__":
     main()

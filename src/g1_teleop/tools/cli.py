@@ -61,7 +61,11 @@ def _cmd_launch(args: argparse.Namespace) -> int:
             print(f"{arg.name}:={arg.default}  ({arg.type}) {arg.description}")
         return 0
     processes = GraphProcesses(graph.resolve(values), namespace=args.namespace)
-    processes.start()
+    try:
+        processes.start()
+    except KeyboardInterrupt:  # Ctrl-C while the nodes start: stop those already started
+        processes.stop()
+        return 0
     return processes.wait()
 
 
