@@ -69,7 +69,10 @@ def test_operator_and_robot_on_two_hosts(hosts, ros_domain, tmp_path):
                                                             "controller": "builtin"})}
     # The virtual robot shares this VM with both sides: its ~100 ms stalls (see test_real_launch) are no robot fault.
     bridge = nodes["hw_bridge"]
-    nodes["hw_bridge"] = dataclasses.replace(bridge, parameters={**bridge.parameters, "state_timeout_s": 0.25})
+    # And in CI the robot side's policy once got joint_states a second late (the VM stalled), past the shipped 0.5 s
+    # grace: this test is about the link; the grace has its own tests (test_hw_bridge, bench damping).
+    nodes["hw_bridge"] = dataclasses.replace(bridge, parameters={**bridge.parameters, "state_timeout_s": 0.25,
+                                                                 "command_grace_s": 1.5})
     common = {"ROS_DOMAIN_ID": str(ros_domain), "ROS_AUTOMATIC_DISCOVERY_RANGE": "SUBNET"}
     robot_env = {**common, "ROS_STATIC_PEERS": operator_ip}
     lines: list[str] = []
