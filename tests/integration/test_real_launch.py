@@ -220,14 +220,23 @@ def test_real_launch_reaches_active_against_a_unitree_mujoco_like_robot(rclpy_co
     graph.start()
     try:
         wait_state("ZERO_TORQUE", 60.0)
-        for _ in range(5):  # the other processes starting up on a loaded machine can delay a LowState, and the
-            started = call("start")  # limp legs on the gantry can still swing (a joint beyond its velocity limit)
-            if started.success or ("no fresh LowState" not in started.message
-                                   and "beyond its limit" not in started.message):
+        for ramp_trips in range(3):
+            for _ in range(5):  # the other processes starting up on a loaded machine can delay a LowState, and the
+                started = call("start")  # limp legs on the gantry can still swing (beyond a velocity limit)
+                if started.success or ("no fresh LowState" not in started.message
+                                       and "beyond its limit" not in started.message):
+                    break
+                spin_until(lambda: False, 0.5)
+            assert started.success, (started.message, "\n".join(lines[-60:]))
+            assert spin_until(lambda: states[-1] in ("HOLD", "DAMP"), 5.0), "\n".join(lines[-60:])
+            if states[-1] == "HOLD":
                 break
-            spin_until(lambda: False, 0.5)
-        assert started.success, (started.message, "\n".join(lines[-60:]))
-        wait_state("HOLD", 5.0)
+            # Like Unitree's simulator, this peer computes its PD once per LowCmd and holds the torque until the
+            # next: when the loaded VM delays LowCmds during the ramp, the swinging legs pass a velocity limit and
+            # the bridge damps, as it must. An operator starts again; so does the test, twice at most.
+            recent = "\n".join(lines[-80:])
+            assert ramp_trips < 2 and "RAMP → DAMP" in recent and "velocity" in recent, recent
+            spin_until(lambda: False, 2.0)
         for _ in range(5):  # the policy's first commands may still be on their way
             activated = call("activate")
             if activated.success or "no valid joint_command" not in activated.message:

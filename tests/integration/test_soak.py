@@ -14,10 +14,14 @@ pytestmark = pytest.mark.integration
 
 
 def test_a_short_soak_reports_each_interval_and_nothing_trips(ros_domain):
+    # The LowState timeout is 1 s here, not the bridge's 0.1 s: the virtual robot shares this small VM with the
+    # graph and the suite, and the VM stalls processes for up to a second now and then (the bridge then damps, as
+    # it must on a robot). What this checks is the soak's report and a graph that runs on.
     proc = subprocess.run([sys.executable, "-m", "g1_teleop.tools.cli", "soak", "--duration", "12s", "--interval",
                            "6s", "--ros-domain-id", str(ros_domain), "--robot-domain-id", str(ros_domain % 100 + 1),
-                           "--state-timeout", "0.25", "--json"], capture_output=True, text=True, timeout=240)
-    assert proc.returncode == 0, f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+                           "--state-timeout", "1.0", "--json"], capture_output=True, text=True, timeout=240)
+    log = [line for line in proc.stderr.splitlines() if "virtual_robot status" not in line]
+    assert proc.returncode == 0, f"{proc.stdout[-4000:]}\n" + "\n".join(log[-40:])
     lines = proc.stdout.strip().splitlines()
     assert lines[0].startswith("soak: ACTIVE against the virtual robot"), proc.stdout
     intervals = [json.loads(line) for line in lines[1:-1]]

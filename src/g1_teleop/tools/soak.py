@@ -8,7 +8,8 @@ each time it ends. Every ``interval_s`` it prints one line of figures of that in
 * ``rss_mb``: the resident memory of every process of the graph (hw_bridge's LowCmd process as ``hw_bridge/lowcmd``);
 * ``joint_command``: arrivals at this process, their period p99 (ms) and ``misses`` (periods over 1.5 × 20 ms);
 * ``lowcmd``: LowCmd arrivals at a probe on the robot's domain, period p99 (ms) and ``misses`` (over 2 × 2 ms);
-* ``trips``: safety transitions to DAMP since the start (goal 0), and the bridge's state;
+* ``trips``: safety transitions to DAMP since ACTIVE (goal 0), and the bridge's state (a ramp the bridge damped
+  during bring-up, started again, is counted apart as ``bring_up_trips``);
 * ``load_1m``: the machine's load average; with ``stress_workers`` (``--stress N``) ``stress_cpu_percent``, the CPU
   stress-ng's ``--cpu N`` workers took (% of one core: 200 is both cores of a 2-core machine kept busy). They run at
   the graph's priority, not niced, from ACTIVE to the end: a machine busy with other work, not idle time filled.
@@ -193,10 +194,12 @@ def run_soak(cfg: SoakConfig, emit: Callable[[str], None] = print) -> dict:
     robot_dds.raw_reader(TOPIC_LOWCMD, on_samples=lambda samples, t: lowcmds.times.extend(t for _ in samples))
     intervals: list[dict] = []
     stress_cpu_percent = None
+    bring_up_trips = 0
     graph.start()
     try:
         operator.wait_state("ZERO_TORQUE", 90.0)
         operator.bring_up()
+        bring_up_trips = operator.trips()  # (a ramp damped and started again: not a trip of the running graph)
         if stress is not None:
             stress.start()
         loaded = f", stress-ng --cpu {cfg.stress_workers} beside it" if stress is not None else ""
@@ -214,7 +217,7 @@ def run_soak(cfg: SoakConfig, emit: Callable[[str], None] = print) -> dict:
             if now < boundary:
                 operator.spin_for(min(next_play, boundary) - now)
                 continue
-            trips = [line for line in log if "→ DAMP" in line]
+            trips = operator.trip_lines()[bring_up_trips:]
             figures = {"t_s": round(now - start, 1), "state": operator.bridge_state, "trips": len(trips),
                        "trip_lines": trips[-3:],
                        "joint_command": commands.take(COMMAND_PERIOD_S, 1.5),
@@ -234,10 +237,10 @@ def run_soak(cfg: SoakConfig, emit: Callable[[str], None] = print) -> dict:
         codes = graph.stop()
         robot_dds.close()
         operator.close()
-    trips = sum(1 for line in log if "→ DAMP" in line and "(bridge shutdown)" not in line)
+    trips = operator.trip_lines()[bring_up_trips:]
     growth = memory_growth_percent(intervals[0]["rss_mb"], intervals[-1]["rss_mb"]) if intervals else {}
-    summary = {"duration_s": cfg.duration_s, "intervals": len(intervals), "safety_trips": trips,
-               "trip_lines": [line for line in log if "→ DAMP" in line and "(bridge shutdown)" not in line][:10],
+    summary = {"duration_s": cfg.duration_s, "intervals": len(intervals), "safety_trips": len(trips),
+               "trip_lines": trips[:10], "bring_up_trips": bring_up_trips,
                "nodes_dead": sorted(set(codes) - set(alive)),
                "memory_growth_percent": growth,
                "memory_growth_max_percent": max(growth.values(), default=0.0),

@@ -105,21 +105,39 @@ class Operator:
         self.spin_until(future.done, 15.0, f"no answer from {service}")  # (a loaded machine delays it)
         return future.result()
 
+    def trip_lines(self) -> list[str]:
+        """The bridge's log lines of its transitions to DAMP so far, its own shutdown not counted."""
+        return [line for line in self.log if "→ DAMP" in line and "(bridge shutdown)" not in line]
+
+    def trips(self) -> int:
+        return len(self.trip_lines())
+
     def wait_state(self, state: str, timeout_s: float) -> None:
         self.spin_until(lambda: self.bridge_state == state, timeout_s,
                         f"hw_bridge did not reach {state} (now {self.bridge_state})")
 
-    def bring_up(self, activate_timeout_s: float = 30.0) -> None:
+    def bring_up(self, activate_timeout_s: float = 30.0, ramp_attempts: int = 3) -> None:
         """From ZERO_TORQUE or DAMP to ACTIVE as an operator does: start (ramp to the default pose), HOLD, then
-        activate as soon as the policy's commands arrive (a policy still starting is waited for)."""
-        for _ in range(10):  # a LowState delayed by a loaded machine refuses a start for a moment
-            answer = self.call("hw_bridge/start")
-            if answer.success or "no fresh LowState" not in answer.message:
+        activate as soon as the policy's commands arrive (a policy still starting is waited for). A ramp the bridge
+        damps (limp legs on the gantry swinging past a velocity limit) is started again, ``ramp_attempts`` at most."""
+        for attempt in range(1, ramp_attempts + 1):
+            for _ in range(10):  # a LowState delayed by a loaded machine, or legs still swinging, refuse a start
+                answer = self.call("hw_bridge/start")
+                if answer.success or ("no fresh LowState" not in answer.message
+                                      and "beyond its limit" not in answer.message):
+                    break
+                self.spin_for(0.2)
+            if not answer.success:
+                raise RuntimeError(f"hw_bridge/start refused: {answer.message}")
+            damped = self.trips()
+            self.spin_until(lambda: self.bridge_state == "HOLD" or self.trips() > damped, 10.0,
+                            f"hw_bridge did not reach HOLD (now {self.bridge_state})")
+            if self.trips() == damped:
                 break
-            self.spin_for(0.2)
-        if not answer.success:
-            raise RuntimeError(f"hw_bridge/start refused: {answer.message}")
-        self.wait_state("HOLD", 10.0)
+            if attempt == ramp_attempts:
+                raise RuntimeError(f"hw_bridge damped during the ramp {ramp_attempts} times; the graph's last lines:"
+                                   f"\n{self.last_lines()}")
+            self.spin_for(2.0)  # (the legs settle)
         deadline = time.monotonic() + activate_timeout_s
         while not (answer := self.call("hw_bridge/activate")).success:
             if "no valid joint_command" not in answer.message:  # (only a policy still starting is waited for)
