@@ -37,12 +37,12 @@ def test_real_graph_runs_the_virtual_robot_only_when_asked():
     virtual = graph.resolve({"robot": "virtual", "network_interface": "lo", "robot_domain_id": "1"})
     assert virtual[0].name == "virtual_robot" and not virtual[0].ros
     assert virtual[0].arguments == ("--domain-id", "1", "--interface", "lo", "--gantry", "--dex3", "false",
-                                    "--peer", "g1")
+                                    "--peer", "g1", "--priority", "0")
     assert virtual[1].parameters["lowstate_crc_check"] is True
     hands = graph.resolve({"robot": "virtual", "dex3": "true"})
-    assert hands[0].arguments[-4:-2] == ("--dex3", "true") and hands[1].parameters["dex3"] is True
+    assert hands[0].arguments[-6:-4] == ("--dex3", "true") and hands[1].parameters["dex3"] is True
     mujoco = graph.resolve({"robot": "virtual", "virtual_peer": "unitree_mujoco", "lowstate_crc_check": "false"})
-    assert mujoco[0].arguments[-2:] == ("--peer", "unitree_mujoco")
+    assert mujoco[0].arguments[-4:-2] == ("--peer", "unitree_mujoco")
     assert mujoco[1].parameters["lowstate_crc_check"] is False
     assert all(n.parameters.get("lockstep", False) is False for n in virtual[1:])
 

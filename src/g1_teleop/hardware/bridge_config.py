@@ -31,8 +31,9 @@ class HwBridgeConfig:
     network_interface: str = setting("eth0", "network interface wired to the robot (192.168.123.x); lo for the "
                                              "virtual robot")
     lowcmd_rate_hz: float = setting(500.0, "rt/lowcmd writes per second (Hz)", positive=True, maximum=MAX_RATE_HZ)
-    lowcmd_priority: int = setting(0, "SCHED_FIFO priority of the LowCmd loop (needs CAP_SYS_NICE); 0: normal "
-                                      "scheduling", minimum=0, maximum=99)
+    lowcmd_priority: int = setting(0, "SCHED_FIFO priority of the LowCmd process, its robot DDS threads included "
+                                      "(needs CAP_SYS_NICE or an rtprio limit); 0: normal scheduling", minimum=0,
+                                   maximum=99)
     state_publish_rate_hz: float = setting(200.0, "joint_states and imu per second on average, at most one per "
                                                   "LowState (Hz)", positive=True, maximum=MAX_RATE_HZ)
     joy_publish_rate_hz: float = setting(50.0, "joy (the wireless remote) per second on average, at most one per "

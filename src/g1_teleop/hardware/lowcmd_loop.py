@@ -213,12 +213,6 @@ class LowCmdLoop:
     # -- the loop -----------------------------------------------------------------------------------
     def run(self) -> None:
         """Tick at ``lowcmd_rate_hz`` until stopped, then damp for ``SHUTDOWN_DAMP_S``."""
-        if self.cfg.lowcmd_priority:
-            try:  # pid 0: this thread
-                os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(self.cfg.lowcmd_priority))
-            except OSError as exc:
-                self.problem("sched_fifo", f"LowCmd loop keeps normal scheduling: SCHED_FIFO "
-                                           f"{self.cfg.lowcmd_priority} refused ({exc}; needs CAP_SYS_NICE)")
         period = 1.0 / self.cfg.lowcmd_rate_hz
         pacer = Pacer(period, max_lag_s=period)  # more than a tick behind: skip ahead instead of bursting
         last_start: float | None = None

@@ -194,7 +194,7 @@ def _cmd_soak(args: argparse.Namespace) -> int:
                      controller=args.controller, scenario=args.scenario,
                      ros_domain_id=ROS_DOMAIN_ID if args.ros_domain_id is None else args.ros_domain_id,
                      robot_domain_id=ROBOT_DOMAIN_ID if args.robot_domain_id is None else args.robot_domain_id,
-                     state_timeout_s=args.state_timeout, stress_workers=args.stress)
+                     state_timeout_s=args.state_timeout, stress_workers=args.stress, lowcmd_priority=args.priority)
     try:
         result = run_soak(cfg, emit=lambda line: print(line, flush=True))
     except RuntimeError as exc:
@@ -400,6 +400,9 @@ def build_parser() -> argparse.ArgumentParser:
     soak.add_argument("--stress", type=int, default=0, metavar="N",
                       help="run stress-ng --cpu N beside the graph while ACTIVE (not niced: N busy cores; "
                            "apt-get install stress-ng)")
+    soak.add_argument("--priority", type=int, default=0, metavar="P",
+                      help="the graph's lowcmd_priority: SCHED_FIFO P for hw_bridge's LowCmd process and the virtual "
+                           "robot (needs CAP_SYS_NICE; default 0: normal scheduling)")
     soak.add_argument("--json", action="store_true", help="the final figures as one JSON object on one line")
     soak.set_defaults(func=_cmd_soak)
     bench = sub.add_parser("bench", help="run a benchmark and print its figures as JSON")

@@ -10,6 +10,7 @@ each time it ends. Every ``interval_s`` it prints one line of figures of that in
 * ``lowcmd``: LowCmd arrivals at a probe on the robot's domain, period p99 (ms) and ``misses`` (over 2 × 2 ms);
 * ``trips``: safety transitions to DAMP since ACTIVE (goal 0), and the bridge's state (a ramp the bridge damped
   during bring-up, started again, is counted apart as ``bring_up_trips``);
+* ``sched_fifo``: the processes running at real-time priority (``--priority``);
 * ``load_1m``: the machine's load average; with ``stress_workers`` (``--stress N``) ``stress_cpu_percent``, the CPU
   stress-ng's ``--cpu N`` workers took (% of one core: 200 is both cores of a 2-core machine kept busy). They run at
   the graph's priority, not niced, from ACTIVE to the end: a machine busy with other work, not idle time filled.
@@ -61,6 +62,7 @@ class SoakConfig:
     robot_domain_id: int = ROBOT_DOMAIN_ID
     state_timeout_s: float | None = None  # hw_bridge's LowState timeout; None: the bridge's default
     stress_workers: int = 0  # stress-ng --cpu workers beside the graph while ACTIVE; 0: none
+    lowcmd_priority: int = 0  # the graph's lowcmd_priority (LowCmd process and virtual robot); 0: normal
 
     def __post_init__(self) -> None:
         if self.stress_workers < 0:
@@ -88,21 +90,44 @@ class _Arrivals:
                 "misses": int(np.sum(periods > miss_factor * nominal_s))}
 
 
+def labelled_processes(pids: dict[str, int]) -> dict[str, object]:
+    """psutil's handle on each named process and on the processes it started (``name/child``; hw_bridge's LowCmd
+    process as ``hw_bridge/lowcmd``); a process gone is None."""
+    import psutil
+
+    out: dict[str, object] = {}
+    for name, pid in pids.items():
+        try:
+            process = out[name] = psutil.Process(pid)
+            for child in process.children(recursive=True):
+                out[f"{name}/lowcmd" if name == "hw_bridge" else f"{name}/{child.pid}"] = child
+        except psutil.NoSuchProcess:
+            out[name] = None
+    return out
+
+
 def process_memory_mb(pids: dict[str, int]) -> dict[str, float]:
-    """Resident memory (MB) of each named process and of the processes it started (``name/child``)."""
+    """Resident memory (MB) of each named process and of the processes it started (names as
+    :func:`labelled_processes`)."""
     import psutil
 
     out: dict[str, float] = {}
-    for name, pid in pids.items():
+    for name, process in labelled_processes(pids).items():
         try:
-            process = psutil.Process(pid)
-            out[name] = round(process.memory_info().rss / 2**20, 1)
-            for child in process.children(recursive=True):
-                label = f"{name}/lowcmd" if name == "hw_bridge" else f"{name}/{child.pid}"
-                out[label] = round(child.memory_info().rss / 2**20, 1)
+            out[name] = round(process.memory_info().rss / 2**20, 1) if process is not None else float("nan")
         except psutil.NoSuchProcess:
             out[name] = float("nan")
     return out
+
+
+def fifo_processes(pids: dict[str, int]) -> list[str]:
+    """The processes of the graph (names as :func:`labelled_processes`) scheduled SCHED_FIFO."""
+    out = []
+    for name, process in labelled_processes(pids).items():
+        with contextlib.suppress(OSError, AttributeError):  # (gone meanwhile)
+            if process is not None and os.sched_getscheduler(process.pid) == os.SCHED_FIFO:
+                out.append(name)
+    return sorted(out)
 
 
 def memory_growth_percent(first: dict[str, float], last: dict[str, float]) -> dict[str, float]:
@@ -182,7 +207,7 @@ def run_soak(cfg: SoakConfig, emit: Callable[[str], None] = print) -> dict:
     stress = CpuStress(cfg.stress_workers, cfg.duration_s + STRESS_TIMEOUT_MARGIN_S) if cfg.stress_workers else None
     scenario_s = Scenario.load(scenario_path(cfg.scenario)).duration
     graph_cfg = VirtualGraphConfig(cfg.ros_domain_id, cfg.robot_domain_id, cfg.controller, cfg.scenario,
-                                   cfg.state_timeout_s)
+                                   cfg.state_timeout_s, cfg.lowcmd_priority)
     log: list[str] = []
     graph = GraphProcesses(virtual_graph_nodes(graph_cfg), env=graph_cfg.env, output=log.append)
     operator = Operator(graph, log, cfg.ros_domain_id, "soak")
@@ -203,6 +228,7 @@ def run_soak(cfg: SoakConfig, emit: Callable[[str], None] = print) -> dict:
         if stress is not None:
             stress.start()
         loaded = f", stress-ng --cpu {cfg.stress_workers} beside it" if stress is not None else ""
+        loaded += f", LowCmd process and virtual robot at SCHED_FIFO {cfg.lowcmd_priority}" if cfg.lowcmd_priority else ""
         emit(f"soak: ACTIVE against the virtual robot, controller {cfg.controller}, scenario {cfg.scenario} "
              f"({scenario_s:g} s, on loop) for {cfg.duration_s:g} s{loaded}; a line every {cfg.interval_s:g} s")
         start = next_play = time.monotonic()
@@ -223,7 +249,8 @@ def run_soak(cfg: SoakConfig, emit: Callable[[str], None] = print) -> dict:
                        "joint_command": commands.take(COMMAND_PERIOD_S, 1.5),
                        "lowcmd": lowcmds.take(LOWCMD_PERIOD_S, 2.0),
                        "load_1m": round(os.getloadavg()[0], 2),
-                       "rss_mb": process_memory_mb({name: graph.pid(name) for name in graph.alive()})}
+                       "rss_mb": process_memory_mb(pids := {name: graph.pid(name) for name in graph.alive()}),
+                       "sched_fifo": fifo_processes(pids)}
             if stress is not None:
                 used_s = stress.cpu_seconds()
                 figures["stress_cpu_percent"] = round(100.0 * (used_s - stress_cpu_s) / cfg.interval_s, 1)
@@ -248,7 +275,7 @@ def run_soak(cfg: SoakConfig, emit: Callable[[str], None] = print) -> dict:
                "lowcmd_misses": sum(i["lowcmd"]["misses"] for i in intervals),
                "lowcmd_period_p99_ms_worst": max((i["lowcmd"]["period_p99_ms"] or 0.0 for i in intervals),
                                                  default=None),
-               "stress_cpu_workers": cfg.stress_workers,
+               "stress_cpu_workers": cfg.stress_workers, "lowcmd_priority": cfg.lowcmd_priority,
                "stress_cpu_percent": stress_cpu_percent,
                "load_1m_mean": round(float(np.mean([i["load_1m"] for i in intervals])), 2) if intervals else None}
     return {"summary": summary, "intervals": intervals}

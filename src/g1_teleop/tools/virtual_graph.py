@@ -26,14 +26,15 @@ SERVICES = ("hw_bridge/start", "hw_bridge/activate", "xr_input/play")
 
 @dataclass(frozen=True)
 class VirtualGraphConfig:
-    """Which graph: controller and scenario, the private domains, and hw_bridge's LowState timeout (s; None: the
-    bridge's shipped default)."""
+    """Which graph: controller and scenario, the private domains, hw_bridge's LowState timeout (s; None: the
+    bridge's shipped default) and the graph's ``lowcmd_priority``."""
 
     ros_domain_id: int
     robot_domain_id: int
     controller: str = "builtin"
     scenario: str = "default"
     state_timeout_s: float | None = None
+    lowcmd_priority: int = 0  # SCHED_FIFO priority of the LowCmd process and the virtual robot; 0: normal
 
     @property
     def env(self) -> dict[str, str]:
@@ -47,7 +48,7 @@ def virtual_graph_nodes(cfg: VirtualGraphConfig) -> list[NodeSpec]:
 
     nodes = load_graph("real").resolve({"robot": "virtual", "network_interface": "lo",
                                         "robot_domain_id": str(cfg.robot_domain_id), "controller": cfg.controller,
-                                        "scenario": cfg.scenario})
+                                        "scenario": cfg.scenario, "lowcmd_priority": str(cfg.lowcmd_priority)})
     if cfg.state_timeout_s is not None:
         nodes = [dataclasses.replace(n, parameters={**n.parameters, "state_timeout_s": cfg.state_timeout_s})
                  if n.name == "hw_bridge" else n for n in nodes]

@@ -59,6 +59,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from g1_teleop.core.limits import JointCommand
+from g1_teleop.core.realtime_priority import use_fifo_scheduling
 from g1_teleop.core.realtime_loop import Pacer
 from g1_teleop.hardware.lowcmd import NUM_BODY_JOINTS, lowcmd_crc, lowcmd_from_cdr, unpack_lowcmd
 from g1_teleop.hardware.lowstate import lowstate_to_cdr, new_lowstate, pack_lowstate
@@ -112,7 +113,9 @@ class VirtualRobotConfig:
     """domain_id and interface: where the robot's DDS topics are (the robot: 0 and its Ethernet port;
     Unitree's simulator convention: 1 on lo). model: URDF or MJCF path, empty for the project's.
     peer: a key of :data:`PEERS`, what the virtual robot behaves as. physics_dt (s): MuJoCo step, dividing the
-    peer's LowState period (0: the peer's step). realtime_factor: simulated seconds per wall second."""
+    peer's LowState period (0: the peer's step). realtime_factor: simulated seconds per wall second. priority:
+    SCHED_FIFO priority (0: normal scheduling), as the robot's own controller is not slowed by the machine that
+    runs the graph."""
 
     domain_id: int = 1
     interface: str = "lo"
@@ -123,6 +126,7 @@ class VirtualRobotConfig:
     mode_machine: int = DEFAULT_MODE_MACHINE
     realtime_factor: float = 1.0
     peer: str = "g1"
+    priority: int = 0
 
     @property
     def behaviour(self) -> Peer:
@@ -140,6 +144,9 @@ class VirtualRobotConfig:
             raise ValueError(f"domain_id must be in [0, {MAX_DOMAIN_ID}], got {self.domain_id}")
         if not self.interface.strip():
             raise ValueError("interface must name a network interface, e.g. lo")
+        if not 0 <= self.priority <= 99:
+            raise ValueError(f"priority must be 0 (normal scheduling) or a SCHED_FIFO priority 1–99, got "
+                             f"{self.priority}")
         if not 0 <= self.mode_machine <= 255:
             raise ValueError(f"mode_machine is a uint8, got {self.mode_machine}")
         if not (math.isfinite(self.realtime_factor) and self.realtime_factor > 0):
@@ -325,6 +332,8 @@ def _run(config: VirtualRobotConfig, log: Callable[[str], None], stop: list[int]
     sim = Simulator(robot, build_mujoco_model(robot, timestep=config.step_s),
                     SimConfig(config.step_s, peer.lowstate_period_s, config.gantry))
     vr = VirtualRobot(sim, config.mode_machine, peer)
+    if config.priority and (refused := use_fifo_scheduling(config.priority, "virtual_robot")) is not None:
+        log(refused)  # (before DDS starts its threads: they inherit it)
     dds = RobotDds(config.domain_id, config.interface)
     lowstate_writer = dds.raw_writer(TOPIC_LOWSTATE)
     lowcmd_reader = dds.raw_reader(TOPIC_LOWCMD, history=LOWCMD_QUEUE_DEPTH)
@@ -403,6 +412,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"LowState.mode_machine, which commands must echo (default {defaults.mode_machine})")
     parser.add_argument("--realtime-factor", type=float, default=defaults.realtime_factor,
                         help=f"simulated seconds per wall second (default {defaults.realtime_factor:g})")
+    parser.add_argument("--priority", type=int, default=defaults.priority,
+                        help="SCHED_FIFO priority 1–99 (needs CAP_SYS_NICE), as the robot's own controller is not "
+                             "slowed by a busy machine; 0: normal scheduling (default)")
 
 
 def _flag(text: str) -> bool:
@@ -416,7 +428,8 @@ def _flag(text: str) -> bool:
 def config_from_args(args: argparse.Namespace) -> VirtualRobotConfig:
     return VirtualRobotConfig(domain_id=args.domain_id, interface=args.interface, model=args.model,
                               gantry=args.gantry, dex3=args.dex3, physics_dt=args.physics_dt,
-                              mode_machine=args.mode_machine, realtime_factor=args.realtime_factor, peer=args.peer)
+                              mode_machine=args.mode_machine, realtime_factor=args.realtime_factor, peer=args.peer,
+                              priority=args.priority)
 
 
 def run_from_args(args: argparse.Namespace) -> int:
