@@ -6,8 +6,9 @@ with ``source:=avp dex3:=true``.
 Checked: the discovery request the app receives (marker 888, avp-stream's version code), xr/status connected, the
 clutch waits for the operator, then after teleop/engage the robot's wrists follow the operator's motion, the
 operator's head turns and bends the waist (waist:=head), the
-hands' landmarks come out on xr/*_hand, a pinch closes the Dex3 thumb on the index in teleop/hand_target (Dex3
-forward kinematics), and when the app stops, xr/status says what to check and the clutch holds.
+hands' landmarks come out on xr/*_hand, a pinch closes the Dex3 thumb on the index in teleop/hand_target and on
+the simulated G1's own Dex3 hand (its joints in hand_states, through Dex3 forward kinematics), and when the app
+stops, xr/status says what to check and the clutch holds.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import numpy as np
 import pytest
 from sensor_msgs.msg import JointState
 
-from g1_teleop.hardware.dex3 import load_dex3
+from g1_teleop.core.dex3_description import load_dex3
 from g1_teleop.launching.graph_description import load_graph
 from g1_teleop.launching.process_runner import GraphProcesses
 from g1_teleop.retarget.hand_retarget_kinematics import Dex3Kinematics
@@ -53,8 +54,11 @@ def test_the_vision_pro_app_stream_drives_the_arms_and_a_pinch_closes_the_dex3_h
     hand_targets: list[dict[str, float]] = []
     seen.node.create_subscription(JointState, "teleop/hand_target",
                                   lambda m: hand_targets.append(dict(zip(m.name, m.position, strict=True))), RELIABLE)
+    simulated: dict[str, float] = {}  # the simulated hands' joints (rad)
+    seen.node.create_subscription(JointState, "hand_states",
+                                  lambda m: simulated.update(zip(m.name, m.position, strict=True)), RELIABLE)
     dex3 = load_dex3()
-    kinematics = Dex3Kinematics("left", dex3.motor_order)
+    kinematics = Dex3Kinematics("left", dex3.model)
     left_names = list(dex3.joint_names("left"))
 
     def log() -> str:
@@ -74,8 +78,9 @@ def test_the_vision_pro_app_stream_drives_the_arms_and_a_pinch_closes_the_dex3_h
     def robot_wrists() -> np.ndarray:
         return np.array([T[:3, 3] for T in fk(seen.states[-1][1])])
 
-    def thumb_index_mm() -> float:
-        q = np.array([hand_targets[-1][name] for name in left_names])
+    def thumb_index_mm(joints: dict[str, float] | None = None) -> float:
+        """Thumb–index fingertip distance of the left hand at the target (default) or at ``joints``."""
+        q = np.array([(hand_targets[-1] if joints is None else joints)[name] for name in left_names])
         tips = kinematics.tips(q)
         return float(np.linalg.norm(tips[1] - tips[0]) * 1e3)
 
@@ -83,9 +88,10 @@ def test_the_vision_pro_app_stream_drives_the_arms_and_a_pinch_closes_the_dex3_h
         until(lambda: any(s.startswith("Vision Pro 127.0.0.1") and "connected: hands" in s for s in seen.status),
               f"xr/status connected (got {seen.status[-1:]})", timeout_s=90)
         assert seen.clutch_state() == "disengaged"
-        until(lambda: "left" in seen.hands and len(hand_targets) > 5, "xr/*_hand and teleop/hand_target")
+        until(lambda: "left" in seen.hands and len(hand_targets) > 5 and left_names[0] in simulated,
+              "xr/*_hand, teleop/hand_target and the simulated hands' hand_states")
         assert len(seen.hands["left"].poses) == 25
-        open_mm = thumb_index_mm()
+        open_mm, simulated_open_mm = thumb_index_mm(), thumb_index_mm(simulated)
 
         answer = seen.call(seen.engage)
         assert answer.success, answer
@@ -105,11 +111,15 @@ def test_the_vision_pro_app_stream_drives_the_arms_and_a_pinch_closes_the_dex3_h
 
         operator("pinch 1 0")  # the left hand only (both would be the clutch's ENGAGE gesture)
         until(lambda: thumb_index_mm() < 30.0, f"the Dex3 thumb on the index (open {open_mm:.0f} mm)")
-        time.sleep(1.0)  # (hand_retarget's low-pass settles)
-        pinched_mm = thumb_index_mm()
+        until(lambda: thumb_index_mm(simulated) < 30.0, "the simulated Dex3 thumb on the index "
+              f"(open {simulated_open_mm:.0f} mm, now {thumb_index_mm(simulated):.0f} mm)")
+        time.sleep(1.0)  # (hand_retarget's low-pass and the simulated fingers settle)
+        pinched_mm, simulated_pinched_mm = thumb_index_mm(), thumb_index_mm(simulated)
         print(f"\nVision Pro: wrists followed within {error.max() * 1e3:.1f} mm; thumb–index {open_mm:.0f} mm open, "
-              f"{pinched_mm:.0f} mm pinched")
+              f"{pinched_mm:.0f} mm pinched (target), simulated hand {simulated_open_mm:.0f} → "
+              f"{simulated_pinched_mm:.0f} mm")
         assert open_mm > 60.0 and pinched_mm < 25.0
+        assert simulated_open_mm > 60.0 and simulated_pinched_mm < 25.0
 
         app.terminate()
         app.wait(timeout=10)

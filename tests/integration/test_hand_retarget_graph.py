@@ -17,7 +17,7 @@ import pytest
 from geometry_msgs.msg import Pose, PoseArray
 from sensor_msgs.msg import JointState
 
-from g1_teleop.hardware.dex3 import SIDES, load_dex3
+from g1_teleop.core.dex3_description import SIDES, load_dex3
 from g1_teleop.launching.graph_description import load_graph
 from g1_teleop.launching.process_runner import GraphProcesses
 from g1_teleop.retarget.hand_retarget_kinematics import Dex3Kinematics
@@ -30,7 +30,7 @@ QOS, RELAXED = bridge_rig.QOS, bridge_rig.RELAXED
 
 pytestmark = pytest.mark.integration
 DEX3 = load_dex3()
-KINEMATICS = {side: Dex3Kinematics(side, DEX3.motor_order) for side in SIDES}
+KINEMATICS = {side: Dex3Kinematics(side, DEX3.model) for side in SIDES}
 HAND_PERIOD_S = 1 / 60  # a headset's hand tracking rate
 
 

@@ -657,7 +657,7 @@ def test_when_the_ros_side_dies_the_lowcmd_process_damps_and_exits(make_rig):
 
 
 def test_dex3_hands_follow_their_targets_and_the_bridge_state(make_rig):
-    from g1_teleop.hardware.dex3 import load_dex3
+    from g1_teleop.core.dex3_description import load_dex3
 
     dex3 = load_dex3()
     left_names, right_names = list(dex3.joint_names("left")), list(dex3.joint_names("right"))

@@ -31,7 +31,7 @@ def test_calibrated_after_two_still_seconds_then_the_waist_and_arms_follow(robot
     arms, waist = robot.group("arms"), robot.group("waist")
     measured = robot.default_q.copy()
     measured[arms] += 0.1
-    errors = []
+    errors, heights = [], []
     for t, p, q, joints in zip(*stream, strict=True):
         target = follower.put(float(t), p, q, measured)
         if t < 2.0 - 1e-9:
@@ -39,10 +39,14 @@ def test_calibrated_after_two_still_seconds_then_the_waist_and_arms_follow(robot
             np.testing.assert_allclose(target.arm_q, measured[arms])  # held where first measured
         elif target.calibrated:
             errors.append(np.abs(np.concatenate([target.arm_q - joints[arms], target.waist_q - joints[waist]])))
+            heights.append(target.pelvis_height_m)
         np.testing.assert_allclose(target.arm_tau_ff, 0.5)
     assert follower.calibrated and follower.problem is None
     assert len(errors) >= 0.75 * 15 * 8
     assert np.percentile(np.concatenate(errors), 95) < 0.05  # rad (the round-trip bound)
+    # the operator stands (the stream's known motion keeps the pelvis at the robot's standing height): the
+    # retargeted pelvis height, the squat height body_retarget publishes, is the robot's own standing height
+    np.testing.assert_allclose(heights, robot.spawn_height, atol=0.01)
 
 
 def test_a_moving_operator_is_asked_to_stand_still_and_calibrated_later(robot, retargeter, stream):

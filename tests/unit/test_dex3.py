@@ -2,18 +2,17 @@ import numpy as np
 import pytest
 import yaml
 
+from g1_teleop.core.dex3_description import Dex3ConfigError, load_dex3
 from g1_teleop.core.limits import JointCommand
 from g1_teleop.core.paths import config_path
 from g1_teleop.hardware.bridge_safety import SafetyState
 from g1_teleop.hardware.dex3 import (
-    Dex3ConfigError,
     HandSafety,
     HandSample,
     HandTarget,
     hand_cmd_message,
     hand_motor_mode,
     hand_state_arrays,
-    load_dex3,
 )
 from g1_teleop.tools.dex3_emulator import EmulatedHand
 
@@ -47,6 +46,11 @@ def test_description_from_the_official_figures(dex3):
     (lambda raw: raw["motor_order"].pop(), "motor_order: expected 7 distinct joint names"),
     (lambda raw: raw["joints"]["index_0"].update(left=[-1.5, -0.1]), "joints.index_0.left: must contain 0"),
     (lambda raw: raw["joints"]["thumb_0"].update(effort=0), "joints.thumb_0.effort: must be > 0"),
+    (lambda raw: raw["hand_model"]["links"]["thumb_0"].update(parent="thumb_1"),
+     "hand_model.links.thumb_0.parent: must be palm or a joint listed before thumb_0"),
+    (lambda raw: raw["hand_model"]["links"]["index_1"].update(axis="w"), "hand_model.links.index_1.axis: must be one"),
+    (lambda raw: raw["hand_model"]["wrist_with_hand"].update(inertia_quat=[1, 1, 0, 0]),
+     "hand_model.wrist_with_hand.inertia_quat: must be a unit quaternion"),
 ])
 def test_configuration_errors_name_the_key(tmp_path, change, message):
     raw = yaml.safe_load(config_path("dex3.yaml").read_text())

@@ -41,6 +41,12 @@ def test_real_graph_runs_the_virtual_robot_only_when_asked():
     assert virtual[1].parameters["lowstate_crc_check"] is True
     hands = graph.resolve({"robot": "virtual", "dex3": "true"})
     assert hands[0].arguments[-6:-4] == ("--dex3", "true") and hands[1].parameters["dex3"] is True
+    assert {n.name: n.priority for n in real if n.priority} == {}  # normal scheduling unless asked
+    fifo = graph.resolve({"robot": "virtual", "lowcmd_priority": "50", "control_priority": "40"})
+    assert {n.name: n.priority for n in fifo if n.priority} == {"hw_bridge": 40, "policy": 40}
+    assert fifo[0].arguments[-2:] == ("--priority", "50") and fifo[1].parameters["lowcmd_priority"] == 50
+    with pytest.raises(GraphError, match=r"node hw_bridge: priority must be 0 .* SCHED_FIFO priority 1–99, got 100"):
+        graph.resolve({"control_priority": "100"})
     mujoco = graph.resolve({"robot": "virtual", "virtual_peer": "unitree_mujoco", "lowstate_crc_check": "false"})
     assert mujoco[0].arguments[-4:-2] == ("--peer", "unitree_mujoco")
     assert mujoco[1].parameters["lowstate_crc_check"] is False

@@ -28,7 +28,9 @@ class StandInSquat:
         self.squat_command = np.array([0.75, 0.0])
         self.resets = 0
 
-    def command_squat(self, height_rate: float, pitch_rate: float) -> None:
+    def command_squat(self, height_rate: float, pitch_rate: float, height_m: float | None = None) -> None:
+        if height_m is not None:
+            height_rate = float(np.clip((height_m - self.squat_command[0]) / 0.01, -1.0, 1.0))
         self.squat_command = self.squat_command + 0.01 * np.array([height_rate, pitch_rate])
 
     def reset(self) -> None:

@@ -5,7 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from g1_teleop.control.operator_commands import JoystickMapping, JoystickSample, OperatorCommands, VelocityCommand
+from g1_teleop.control.operator_commands import (
+    JoystickMapping,
+    JoystickSample,
+    OperatorCommands,
+    SquatHeightCommand,
+    VelocityCommand,
+)
+from g1_teleop.control.squat_command import SquatCommand, SquatCommandLimits
 from g1_teleop.core.modes import Mode
 
 MAPPING = JoystickMapping(axes=(1, 4, 1, 0, 3), buttons=(0, 1), joy_timeout_s=0.5, cmd_vel_timeout_s=0.5)
@@ -18,10 +25,11 @@ class Recorder:
 
     def __init__(self) -> None:
         self.squat: tuple[float, float] | None = None
+        self.height_m: float | None = None
         self.velocity: tuple[float, float, float] | None = None
 
-    def command_squat(self, height_rate: float, pitch_rate: float) -> None:
-        self.squat = (height_rate, pitch_rate)
+    def command_squat(self, height_rate: float, pitch_rate: float, height_m: float | None = None) -> None:
+        self.squat, self.height_m = (height_rate, pitch_rate), height_m
 
     def command_velocity(self, vx: float, vy: float, wz: float) -> None:
         self.velocity = (vx, vy, wz)
@@ -63,3 +71,25 @@ def test_the_mapping_is_checked():
         JoystickMapping((1, 4), (0, 1), 0.5, 0.5)
     with pytest.raises(ValueError, match="must be >= 0"):
         JoystickMapping((1, 4, 1, 0, -3), (0, 1), 0.5, 0.5)
+
+
+def test_a_fresh_squat_height_replaces_the_height_stick_and_the_command_moves_at_full_stick_rate():
+    commands, controller = OperatorCommands(MAPPING), Recorder()
+    commands.put_joy(JoystickSample(axes=(0.0, 1.0, 0.0, 0.0, 0.3), buttons=(), received_s=10.0))
+    commands.put_squat_height(SquatHeightCommand(0.6, received_s=10.0))
+    commands.put_squat_height(SquatHeightCommand(float("nan"), received_s=10.1))  # dropped: the 0.6 m one stays
+    commands.apply(controller, now_s=10.2)
+    assert controller.height_m == 0.6 and controller.squat == (1.0, 0.3)  # the pitch stick still counts
+    commands.apply(controller, now_s=10.6)  # older than cmd_vel_timeout_s: the sticks again
+    assert controller.height_m is None
+
+    limits = SquatCommandLimits((0.45, 0.75), (0.0, 0.5), (0.0016, 0.002), (0.75, 0.0))
+    command = SquatCommand(limits)
+    heights = []
+    for _ in range(150):
+        command.integrate(1.0, 0.0, height_m=0.6)  # (the stick is overridden)
+        heights.append(command.value[0])
+    steps = -np.diff([0.75, *heights])
+    assert steps.max() <= 0.0016 + 1e-12 and heights[-1] == pytest.approx(0.6)  # 94 ticks at full rate, then there
+    command.integrate(0.0, 0.0, height_m=0.2)
+    assert command.value[0] == pytest.approx(0.6 - 0.0016)  # a target below the range: down at full rate, clipped

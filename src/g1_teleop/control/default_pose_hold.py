@@ -24,7 +24,7 @@ class DefaultPoseHold:
         self._target = LowerBodyTarget(q=robot.default_q[lower], tau_ff=np.zeros(len(lower)),
                                        gains=JointGains.profile(robot))
 
-    def command_squat(self, height_rate: float, pitch_rate: float) -> None:
+    def command_squat(self, height_rate: float, pitch_rate: float, height_m: float | None = None) -> None:
         """No squat: ignored."""
 
     def command_velocity(self, vx: float, vy: float, wz: float) -> None:

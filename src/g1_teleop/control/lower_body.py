@@ -37,7 +37,8 @@ class LowerBodyController(Protocol):
 
     ``mode`` is the current mode; ``max_velocity`` the (vx, vy, wz) of a full stick in LOCOMOTION (zeros
     without locomotion); ``walking`` True from a LOCOMOTION request until the SQUAT request. Commands are
-    given once per tick before ``targets``: ``command_squat`` stick values in [-1, 1] for height and pitch,
+    given once per tick before ``targets``: ``command_squat`` stick values in [-1, 1] for height and pitch (or
+    a height target in m, from the operator's body, which the height follows at the full-stick rate),
     ``command_velocity`` m/s, m/s, rad/s, ``command_waist`` (when the operator's body drives the waist) rad.
     """
 
@@ -47,7 +48,7 @@ class LowerBodyController(Protocol):
     @property
     def walking(self) -> bool: ...
 
-    def command_squat(self, height_rate: float, pitch_rate: float) -> None: ...
+    def command_squat(self, height_rate: float, pitch_rate: float, height_m: float | None = None) -> None: ...
 
     def command_velocity(self, vx: float, vy: float, wz: float) -> None: ...
 

@@ -2,10 +2,12 @@
 
 Joystick (Xbox layout by default): in SQUAT one axis raises/lowers and one leans forward/back (stick values
 in [-1, 1], rates at full stick are the controller's); in LOCOMOTION three axes give vx, vy, wz as a
-fraction of the controller's ``max_velocity``. A fresh cmd_vel overrides the sticks' velocity. Pressing a
+fraction of the controller's ``max_velocity``. A fresh cmd_vel overrides the sticks' velocity; a fresh squat height
+(teleop/squat_height: the operator's pelvis, from body_retarget) overrides the height stick. Pressing a
 button requests LOCOMOTION, another SQUAT; a press counts only after the button was released for at least
 ``button_release_s`` (a chattering or fuzzed button does not flip modes). Joystick input older than
-``joy_timeout_s`` counts as sticks released; a cmd_vel older than ``cmd_vel_timeout_s`` is ignored.
+``joy_timeout_s`` counts as sticks released; a cmd_vel or a squat height older than ``cmd_vel_timeout_s`` is
+ignored.
 Times are monotonic wall seconds.
 """
 
@@ -41,6 +43,14 @@ class VelocityCommand:
 
 
 @dataclass(frozen=True)
+class SquatHeightCommand:
+    """A squat height target (m, the pelvis above the floor), received at ``received_s``."""
+
+    height_m: float
+    received_s: float
+
+
+@dataclass(frozen=True)
 class JoystickMapping:
     """Axis indices (height, pitch, vx, vy, wz), button indices (request LOCOMOTION, request SQUAT), the
     ages (s) past which joystick and cmd_vel samples no longer count, and how long (s) a button must have been
@@ -72,6 +82,7 @@ class OperatorCommands:
         self.mapping = mapping
         self.joy: JoystickSample | None = None
         self.cmd_vel: VelocityCommand | None = None
+        self.squat_height: SquatHeightCommand | None = None
         # per mapped button: since when (s) it has been released; None while pressed
         self._released_since: list[float | None] = [float("-inf")] * len(mapping.buttons)
         self.ignored_presses = 0  # presses after too short a release
@@ -99,6 +110,11 @@ class OperatorCommands:
     def put_cmd_vel(self, command: VelocityCommand) -> None:
         self.cmd_vel = command
 
+    def put_squat_height(self, command: SquatHeightCommand) -> None:
+        """Keep a finite height target (a non-finite one is dropped)."""
+        if np.isfinite(command.height_m):
+            self.squat_height = command
+
     def apply(self, lower_body: LowerBodyController, now_s: float) -> None:
         """Give ``lower_body`` this tick's squat and velocity commands (non-finite values count as 0)."""
         m, joy = self.mapping, self.joy
@@ -109,7 +125,9 @@ class OperatorCommands:
             return float(value) if np.isfinite(value) else 0.0
 
         height, pitch, vx, vy, wz = m.axes
-        lower_body.command_squat(axis(height), axis(pitch))
+        target = self.squat_height
+        fresh = target is not None and now_s - target.received_s <= m.cmd_vel_timeout_s
+        lower_body.command_squat(axis(height), axis(pitch), target.height_m if fresh else None)
         velocity = np.array([axis(vx), axis(vy), axis(wz)]) * lower_body.max_velocity
         if self.cmd_vel is not None and now_s - self.cmd_vel.received_s <= m.cmd_vel_timeout_s:
             velocity = np.array(self.cmd_vel.velocity)

@@ -14,7 +14,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from g1_teleop.control.operator_commands import JoystickMapping, JoystickSample, OperatorCommands, VelocityCommand
+from g1_teleop.control.operator_commands import (
+    JoystickMapping,
+    JoystickSample,
+    OperatorCommands,
+    SquatHeightCommand,
+    VelocityCommand,
+)
 from g1_teleop.control.state_checks import ImplausibleState, PlausibilityLimits, StateChecks
 from g1_teleop.control.tick_inputs import ArmTarget, ImuSample, JointSample, TickInputs
 from g1_teleop.core.joint_vector import JointIndex, MalformedJointMessage
@@ -78,6 +84,12 @@ class PolicyInputs:
 
     def cmd_vel(self, vx: float, vy: float, wz: float, now_s: float) -> None:
         self.operator.put_cmd_vel(VelocityCommand((vx, vy, wz), now_s))
+
+    def squat_height(self, height_m: float, now_s: float) -> None:
+        """A squat height target (m) from the operator's body; a non-finite one is refused."""
+        if not np.isfinite(height_m):
+            raise RefusedInput("squat_height/non_finite", f"teleop/squat_height {height_m} is not finite")
+        self.operator.put_squat_height(SquatHeightCommand(float(height_m), now_s))
 
     @staticmethod
     def mode_request(text: str) -> Mode:

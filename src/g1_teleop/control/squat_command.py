@@ -43,8 +43,11 @@ class SquatCommand:
         """Back to the standing command."""
         self.value = np.array(self.limits.standing, dtype=float)
 
-    def integrate(self, height_stick: float, pitch_stick: float) -> None:
-        """Stick values in [-1, 1] (clipped) for one control tick."""
+    def integrate(self, height_stick: float, pitch_stick: float, height_m: float | None = None) -> None:
+        """Stick values in [-1, 1] (clipped) for one control tick; ``height_m``, a height target (m), replaces the
+        height stick: h moves towards it by at most a full-stick step."""
+        if height_m is not None:
+            height_stick = (height_m - self.value[0]) / self.limits.full_stick_step[0]
         raw = np.clip([height_stick, pitch_stick], -1.0, 1.0)
         self.value += raw * np.asarray(self.limits.full_stick_step)
         self.value[0] = np.clip(self.value[0], *self.limits.height_range_m)

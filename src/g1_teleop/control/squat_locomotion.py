@@ -39,8 +39,8 @@ class SquatPart(Protocol):
     def squat_command(self) -> np.ndarray:
         """(h m, p rad), the command the part holds."""
 
-    def command_squat(self, height_rate: float, pitch_rate: float) -> None:
-        """Stick values in [-1, 1] for one control tick."""
+    def command_squat(self, height_rate: float, pitch_rate: float, height_m: float | None = None) -> None:
+        """Stick values in [-1, 1] for one control tick; a height target ``height_m`` (m) replaces the height stick."""
 
     def command_waist(self, q: np.ndarray) -> bool:
         """The operator's waist targets (rad); False when the part drives the waist itself."""
@@ -102,10 +102,11 @@ class SquatLocomotionController:
         return self._blending_to is Mode.LOCOMOTION or (self.mode is Mode.LOCOMOTION and self._blending_to is None)
 
     # -- operator commands ------------------------------------------------------------------------
-    def command_squat(self, height_rate: float, pitch_rate: float) -> None:
-        """Stick values in [-1, 1] for one control tick; ignored outside SQUAT and during switches."""
+    def command_squat(self, height_rate: float, pitch_rate: float, height_m: float | None = None) -> None:
+        """Stick values in [-1, 1] for one control tick, or a height target (m) for the height; ignored outside
+        SQUAT and during switches."""
         if self.mode is Mode.SQUAT and not self.transitioning:
-            self.squat.command_squat(height_rate, pitch_rate)
+            self.squat.command_squat(height_rate, pitch_rate, height_m)
 
     def command_velocity(self, vx: float, vy: float, wz: float) -> None:
         """Body velocity (m/s, m/s, rad/s) for the walk part; zero outside LOCOMOTION and during switches."""

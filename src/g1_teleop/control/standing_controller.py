@@ -102,9 +102,9 @@ class StandingController:
         """(h m, p rad)."""
         return self._command.value
 
-    def command_squat(self, height_rate: float, pitch_rate: float) -> None:
-        """Stick values in [-1, 1] for one control tick."""
-        self._command.integrate(height_rate, pitch_rate)
+    def command_squat(self, height_rate: float, pitch_rate: float, height_m: float | None = None) -> None:
+        """Stick values in [-1, 1] for one control tick; a height target ``height_m`` (m) replaces the height stick."""
+        self._command.integrate(height_rate, pitch_rate, height_m)
 
     def command_waist(self, q: np.ndarray) -> bool:
         """The operator's waist targets (3,) rad (yaw, roll, pitch), clipped to ``waist_limit_rad``; taken."""

@@ -1,5 +1,5 @@
 """The MuJoCo model of the robot, built from its description: motors, joint dynamics, frames, IMU, eye cameras,
-collision filters and the standing keyframe. ROS-free."""
+collision filters, the standing keyframe and, when asked, the Dex3-1 hands. ROS-free."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
+from g1_teleop.core.dex3_description import SIDES, Dex3
 from g1_teleop.core.model_files import mjspec_from_file
 from g1_teleop.core.robot_description import DEFAULT_KEYFRAME, FREE_JOINT_NAME, Robot, SelfCollision, frozen_indices
 
@@ -19,10 +20,18 @@ COLLISION_GEOM_GROUP = 3  # hidden by default in MuJoCo's renderer; visual geoms
 _FLOOR_BIT = 1  # contype/conaffinity bit shared by every collision geom and the floor
 _IMU_SENSOR_TYPES = (mujoco.mjtSensor.mjSENS_FRAMEQUAT, mujoco.mjtSensor.mjSENS_GYRO,
                      mujoco.mjtSensor.mjSENS_ACCELEROMETER)
+# Dex3 finger joints: Unitree's description gives them no rotor inertia; a finger link's own inertia (~1e-5 kg·m²)
+# under the hand loop's kp 1.5 N·m/rad would make the explicit PD diverge at a 5 ms step (ω·dt ≈ 1.7). This
+# reflected rotor inertia of a small geared motor keeps ω·dt ≈ 0.6; the hand loop's kd acts as joint damping,
+# which MuJoCo integrates implicitly.
+HAND_ARMATURE = 1e-4  # kg·m²
+_FINGER_RADIUS = 0.008  # m, the capsules drawn for the finger links
 
 
-def build_mujoco_model(robot: Robot, timestep: float = 0.005, floor: bool = True) -> mujoco.MjModel:
-    """MuJoCo model of the robot, with physics step ``timestep`` (s).
+def build_mujoco_model(robot: Robot, timestep: float = 0.005, floor: bool = True,
+                       hands: Dex3 | None = None) -> mujoco.MjModel:
+    """MuJoCo model of the robot, with physics step ``timestep`` (s); with ``hands``, Dex3-1 hands on the wrists
+    of a URDF body (:func:`add_dex3_hands`).
 
     From a URDF (ours by default): a free joint on the base link at ``spawn_height``, one torque motor per
     joint in DDS order (ctrl = N·m, ctrlrange = ± effort limit), the configured joint dynamics, the fixed
@@ -40,6 +49,8 @@ def build_mujoco_model(robot: Robot, timestep: float = 0.005, floor: bool = True
         _complete_joint_dynamics(spec, robot)
     else:
         _complete_urdf_spec(spec, robot)
+        if hands is not None:
+            add_dex3_hands(spec, hands)
     if floor and not any(g.type == mujoco.mjtGeom.mjGEOM_PLANE for g in spec.worldbody.geoms):
         _add_floor(spec)
     model = spec.compile()
@@ -92,6 +103,56 @@ def _complete_urdf_spec(spec: mujoco.MjSpec, robot: Robot) -> None:
         frame_bodies[role].add_camera(name=robot.frames[role].name, fovy=EYE_FOVY_DEG)
 
     _set_collision_filters(spec, robot.self_collision)
+
+
+def add_dex3_hands(spec: mujoco.MjSpec, dex3: Dex3) -> None:
+    """Replace the body's rubber hands (the box on each ``<side>_wrist_yaw_link``) by Dex3-1 hands as
+    config/dex3.yaml's ``hand_model`` describes them: the wrist yaw link takes the inertial it has with the palm,
+    the palm link is a frame on it, and each finger joint a hinge within the hand's limits with a torque motor
+    (ctrl N·m, ± its effort limit). The finger links are drawn as capsules that touch nothing (visual only)."""
+    hand = dex3.model
+    for side in SIDES:
+        wrist = spec.body(f"{side}_wrist_yaw_link")
+        for geom in [g for g in wrist.geoms if g.type == mujoco.mjtGeom.mjGEOM_BOX]:
+            spec.delete(geom)
+        _set_inertial(wrist, hand.wrist_inertial(side))
+        palm = wrist.add_body(name=f"{side}_hand_palm_link", pos=hand.palm_origin(side))
+        bodies = {"palm": palm}
+        links = hand.links(side)
+        limits = dex3.limits[side]
+        for i, link in enumerate(links):
+            name = f"{side}_hand_{link.joint}"
+            body = bodies[link.joint] = bodies[link.parent].add_body(name=f"{name}_link", pos=link.origin)
+            _set_inertial(body, link.inertial)
+            axis = np.eye(3)["xyz".index(link.axis)]
+            joint = body.add_joint(name=f"{name}_joint", type=mujoco.mjtJoint.mjJNT_HINGE, axis=axis,
+                                   range=[limits.q_lower[i], limits.q_upper[i]], armature=HAND_ARMATURE)
+            joint.limited = mujoco.mjtLimited.mjLIMITED_TRUE
+            joint.damping[0] = dex3.kd
+            children = [other.origin for other in links if other.parent == link.joint]
+            end = children[0] if children else _distal_tip(link.origin, side, hand.tip_along_distal, link.joint)
+            body.add_geom(type=mujoco.mjtGeom.mjGEOM_CAPSULE, fromto=[0.0, 0.0, 0.0, *end], size=[_FINGER_RADIUS,
+                          0.0, 0.0], contype=0, conaffinity=0, group=1, density=0.0, rgba=[0.3, 0.3, 0.3, 1.0])
+            motor = spec.add_actuator(name=name, target=f"{name}_joint", trntype=mujoco.mjtTrn.mjTRN_JOINT)
+            motor.set_to_motor()
+            motor.ctrllimited = mujoco.mjtLimited.mjLIMITED_TRUE
+            motor.ctrlrange = [-limits.effort[i], limits.effort[i]]
+        palm.add_geom(type=mujoco.mjtGeom.mjGEOM_BOX, pos=[0.035, 0.0, 0.0], size=[0.035, 0.012, 0.045], contype=0,
+                      conaffinity=0, group=1, density=0.0, rgba=[0.3, 0.3, 0.3, 1.0])
+
+
+def _distal_tip(origin: np.ndarray, side: str, length: float, joint: str) -> np.ndarray:
+    """The fingertip of a distal link in its own frame: the thumb's along −y (+y on the right hand), the others'
+    along x."""
+    if joint.startswith("thumb"):
+        return np.array([0.0, length if side == "right" else -length, 0.0])
+    return np.array([length, 0.0, 0.0])
+
+
+def _set_inertial(body: mujoco.MjsBody, inertial) -> None:
+    body.explicitinertial = True
+    body.fullinertia = [np.nan, 0.0, 0.0, 0.0, 0.0, 0.0]  # (unset: the principal moments below are used)
+    body.mass, body.ipos, body.iquat, body.inertia = inertial.mass, inertial.com, inertial.quat, inertial.moments
 
 
 def _set_collision_filters(spec: mujoco.MjSpec, self_collision: SelfCollision) -> None:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 
+SCHED_FIFO_ENV = "G1_TELEOP_SCHED_FIFO"  # a node's SCHED_FIFO priority: the runners set it from the graph
+
 
 def use_fifo_scheduling(priority: int, what: str) -> str | None:
     """Put the calling thread under ``SCHED_FIFO`` at ``priority`` (1–99; threads it starts afterwards, DDS's
@@ -22,3 +24,18 @@ def use_fifo_scheduling(priority: int, what: str) -> str | None:
         return (f"{what} keeps normal scheduling: SCHED_FIFO {priority} refused ({exc}); allow it with "
                 f"CAP_SYS_NICE or an rtprio limit (/etc/security/limits.conf: '<user> - rtprio {priority}')")
     return None
+
+
+def fifo_from_environment(what: str) -> str | None:
+    """Apply the priority ``SCHED_FIFO_ENV`` names, if any (a node calls this before ROS starts its threads);
+    None when done or not asked, else the reason it was refused."""
+    text = os.environ.get(SCHED_FIFO_ENV, "")
+    if not text or text == "0":
+        return None
+    try:
+        priority = int(text)
+    except ValueError:
+        return f"{what}: {SCHED_FIFO_ENV}={text!r} is not a priority 1–99: normal scheduling"
+    if not 1 <= priority <= 99:
+        return f"{what}: {SCHED_FIFO_ENV}={text!r} is not a priority 1–99: normal scheduling"
+    return use_fifo_scheduling(priority, what)

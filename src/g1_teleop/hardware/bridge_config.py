@@ -6,10 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from g1_teleop.core.dex3_description import Dex3, load_dex3
 from g1_teleop.core.robot_description import Robot, load_robot
 from g1_teleop.core.settings import check_settings, setting
 from g1_teleop.hardware.bridge_safety import BridgeSafety, BridgeSafetyConfig, OperatorAction
-from g1_teleop.hardware.dex3 import Dex3, load_dex3
 from g1_teleop.hardware.lowcmd import NUM_BODY_JOINTS
 from g1_teleop.hardware.robot_dds import MAX_DOMAIN_ID
 from g1_teleop.hardware.wireless_remote import parse_combo

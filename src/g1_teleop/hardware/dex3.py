@@ -1,5 +1,5 @@
-"""Unitree Dex3-1 hands: their description (config/dex3.yaml), the HandCmd motor mode, and what the
-hardware bridge writes to each hand, tick by tick. ROS-free.
+"""Unitree Dex3-1 hands on the robot: the HandCmd motor mode, the HandCmd/HandState messages, and what the
+hardware bridge writes to each hand, tick by tick (the hands' description: core/dex3_description.py). ROS-free.
 
 A hand follows the state of the body's safety state machine (:mod:`g1_teleop.hardware.bridge_safety`):
 
@@ -17,84 +17,15 @@ bound |kp·(q* − q)| ≤ effort limit. Units: rad, rad/s, N·m, s. Vectors in 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
-from g1_teleop.core.config_location import ConfigLocation, check_keys, number, string, vector
-from g1_teleop.core.limits import CommandLimiter, JointCommand, JointLimits, limit_stiffness_torque
-from g1_teleop.core.paths import config_path
+from g1_teleop.core.dex3_description import NUM_HAND_MOTORS, SIDES, Dex3
+from g1_teleop.core.limits import CommandLimiter, JointCommand, limit_stiffness_torque
 from g1_teleop.hardware.bridge_safety import SafetyState
 
-SIDES = ("left", "right")
-NUM_HAND_MOTORS = 7
 HAND_STATUS = 0x01  # MotorCmd.mode bits 4–6 in every Dex3 source
-_JOINT_KEYS = ("left", "right", "effort", "velocity")
-
-
-class Dex3ConfigError(ValueError):
-    pass
-
-
-@dataclass(frozen=True)
-class Dex3:
-    """Both hands: the motor order, per-side joint limits, gains and the bridge's timeouts."""
-
-    motor_order: tuple[str, ...]  # HandCmd.motor_cmd index → joint ("thumb_0", …)
-    limits: dict[str, JointLimits]  # by side
-    kp: float
-    kd: float
-    damping_kd: float
-    slew_velocity_scale: float
-    command_timeout_s: float
-    state_timeout_s: float
-
-    def joint_names(self, side: str) -> tuple[str, ...]:
-        """ROS joint names of one hand, in motor order (``left_hand_thumb_0_joint`` …)."""
-        return tuple(f"{side}_hand_{joint}_joint" for joint in self.motor_order)
-
-
-def load_dex3(path: Path | None = None) -> Dex3:
-    """Read and validate ``config/dex3.yaml`` (or ``path``)."""
-    file = Path(path) if path is not None else config_path("dex3.yaml")
-    try:
-        raw = yaml.safe_load(file.read_text())
-    except (OSError, yaml.YAMLError) as exc:
-        raise Dex3ConfigError(f"{file}: cannot read: {exc}") from exc
-    where = ConfigLocation(str(file), Dex3ConfigError)
-    check_keys(raw, ("motor_order", "joints", "gains", "damping_kd", "slew_velocity_scale", "command_timeout_s",
-                     "state_timeout_s"), (), where)
-    order = raw["motor_order"]
-    if not isinstance(order, list) or len(order) != NUM_HAND_MOTORS or len(set(order)) != NUM_HAND_MOTORS:
-        raise where.key("motor_order").error(f"expected {NUM_HAND_MOTORS} distinct joint names, got {order!r}")
-    order = tuple(string(name, where.key("motor_order").key(i)) for i, name in enumerate(order))
-    joints = raw["joints"]
-    check_keys(joints, order, (), where.key("joints"))
-    ranges = {side: np.zeros((NUM_HAND_MOTORS, 2)) for side in SIDES}
-    effort, velocity = np.zeros(NUM_HAND_MOTORS), np.zeros(NUM_HAND_MOTORS)
-    for i, name in enumerate(order):
-        at = where.key("joints").key(name)
-        check_keys(joints[name], _JOINT_KEYS, (), at)
-        for side in SIDES:
-            ranges[side][i] = vector(joints[name][side], 2, at.key(side))
-            if not ranges[side][i, 0] <= 0.0 <= ranges[side][i, 1]:
-                raise at.key(side).error(f"must contain 0 (the open hand), got {ranges[side][i].tolist()}")
-        effort[i] = number(joints[name]["effort"], at.key("effort"), minimum=0.0, strict=True)
-        velocity[i] = number(joints[name]["velocity"], at.key("velocity"), minimum=0.0, strict=True)
-    gains = raw["gains"]
-    check_keys(gains, ("kp", "kd"), (), where.key("gains"))
-    positive = {key: number(raw[key], where.key(key), minimum=0.0, strict=True)
-                for key in ("slew_velocity_scale", "command_timeout_s", "state_timeout_s")}
-    return Dex3(
-        motor_order=order,
-        limits={side: JointLimits(ranges[side][:, 0], ranges[side][:, 1], velocity, effort) for side in SIDES},
-        kp=number(gains["kp"], where.key("gains").key("kp"), minimum=0.0),
-        kd=number(gains["kd"], where.key("gains").key("kd"), minimum=0.0),
-        damping_kd=number(raw["damping_kd"], where.key("damping_kd"), minimum=0.0),
-        **positive,
-    )
 
 
 def hand_motor_mode(motor: int, timeout: bool = False) -> int:

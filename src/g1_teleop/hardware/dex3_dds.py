@@ -11,9 +11,10 @@ from typing import Any
 import numpy as np
 
 from g1_teleop.core.decimator import Decimator
+from g1_teleop.core.dex3_description import SIDES, Dex3
 from g1_teleop.hardware import bridge_link as msg
 from g1_teleop.hardware.bridge_safety import SafetyState
-from g1_teleop.hardware.dex3 import SIDES, Dex3, HandSafety, HandSample, HandTarget, hand_cmd_message, hand_state_arrays
+from g1_teleop.hardware.dex3 import HandSafety, HandSample, HandTarget, hand_cmd_message, hand_state_arrays
 from g1_teleop.hardware.robot_dds import RobotDds
 
 

@@ -6,7 +6,9 @@ value. A node with ``when: {ARG: VALUE}`` runs only when that argument has that 
 them); ``ros: false``
 marks a plain process (``python -m g1_teleop.EXECUTABLE ARGUMENTS…``, e.g. the virtual robot); ``nice: N``
 (0–19) runs a node at that lower CPU priority: the observers (frames, cameras, Foxglove) yield the cores to the
-control path on a small machine. ROS-free.
+control path on a small machine; ``priority: P`` (a number or ``$(arg …)``; 0 none) asks SCHED_FIFO priority P for
+a ROS node of the control path (the runners pass it in ``G1_TELEOP_SCHED_FIFO``; the node applies it before ROS
+starts its threads, or logs why it could not). ROS-free.
 """
 
 from __future__ import annotations
@@ -65,6 +67,7 @@ class NodeSpec:
     arguments: tuple[str, ...] = ()
     when: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (argument, its allowed values) pairs that must all hold
     nice: int = 0  # the process's niceness (0–19): higher yields the CPU to the others
+    priority: Any = 0  # SCHED_FIFO priority (1–99, or "$(arg …)" until resolved); 0: normal scheduling
 
 
 @dataclass(frozen=True)
@@ -104,10 +107,18 @@ class Graph:
                 parameters={key: self._substitute(value, text, typed) for key, value in node.parameters.items()},
                 arguments=tuple(str(self._substitute(value, text, text)) for value in node.arguments),
                 when=(),
+                priority=self._priority(node, text, typed),
             )
             for node in self.nodes
             if all(text[arg] in values for arg, values in node.when)
         ]
+
+    def _priority(self, node: NodeSpec, text: dict[str, str], typed: dict[str, Any]) -> int:
+        priority = self._substitute(node.priority, text, typed)
+        if type(priority) is not int or not 0 <= priority <= 99:
+            raise GraphError(f"graph {self.name}, node {node.name}: priority must be 0 (normal scheduling) or a "
+                             f"SCHED_FIFO priority 1–99, got {priority!r}")
+        return priority
 
     def _substitute(self, value: Any, text: dict[str, str], typed: dict[str, Any]) -> Any:
         if not isinstance(value, str):
@@ -165,6 +176,7 @@ def load_graph(name: str) -> Graph:
                     when=tuple((str(k), tuple(str(x) for x in v) if isinstance(v, list) else (str(v),))
                                for k, v in (spec.get("when") or {}).items()),
                     nice=spec.get("nice", 0),
+                    priority=spec.get("priority", 0),
                 )
             )
             if type(nodes[-1].nice) is not int or not 0 <= nodes[-1].nice <= 19:

@@ -16,6 +16,7 @@ from launch.actions import DeclareLaunchArgument, ExecuteProcess, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
+from g1_teleop.core.realtime_priority import SCHED_FIFO_ENV
 from g1_teleop.core.robot_description import load_robot
 from g1_teleop.launching.graph_description import NodeSpec, load_graph
 from launch import LaunchDescription
@@ -65,7 +66,8 @@ def graph_launch_description(graph_name: str) -> LaunchDescription:
             if spec.ros:
                 actions.append(Node(package="g1_teleop", executable=spec.executable, name=spec.name,
                                     parameters=[spec.parameters], remappings=list(spec.remappings),
-                                    output="screen", emulate_tty=True, on_exit=on_exit, prefix=prefix))
+                                    output="screen", emulate_tty=True, on_exit=on_exit, prefix=prefix,
+                                    additional_env={SCHED_FIFO_ENV: str(spec.priority)} if spec.priority else None))
             else:
                 actions.append(ExecuteProcess(cmd=[sys.executable, "-m", f"g1_teleop.{spec.executable}",
                                                    *spec.arguments], name=spec.name, output="screen",

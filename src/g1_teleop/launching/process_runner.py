@@ -25,6 +25,7 @@ from typing import IO
 import yaml
 
 from g1_teleop.core.process_lifetime import RUNNER_PID_ENV
+from g1_teleop.core.realtime_priority import SCHED_FIFO_ENV
 from g1_teleop.launching.graph_description import NodeSpec
 
 
@@ -86,7 +87,7 @@ class GraphProcesses:
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
-            env=self.env,
+            env={**self.env, SCHED_FIFO_ENV: str(spec.priority)} if spec.priority else self.env,
             text=True,
             bufsize=1,
             start_new_session=True,  # our signal handling decides when children stop

@@ -9,7 +9,9 @@ within its own limits (control.standing_controller). While calibrating (the oper
 ``calibration_s``) the arms hold where they were measured first. Lockstep: a body frame is answered once the joint
 state of its stamp is in (the simulation waits for it); real time: each body frame at once, with the latest joints.
 A malformed body frame is refused with one warning per kind; without body frames nothing is published and the
-policy holds the arms after its arm_target_timeout_s.
+policy holds the arms after its arm_target_timeout_s. With ``squat`` it also publishes teleop/squat_height
+(std_msgs/Float32, m): the retargeted robot's pelvis height, the operator's own scaled by the calibration, which the
+policy's squat height follows at its full-stick rate instead of the height stick (control.operator_commands).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from dataclasses import dataclass
 from geometry_msgs.msg import PoseArray
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
+from std_msgs.msg import Float32
 
 from g1_teleop.core.joint_vector import JointIndex, MalformedJointMessage
 from g1_teleop.core.mujoco_model import build_mujoco_model
@@ -48,6 +51,8 @@ class BodyRetargetConfig(WholeBodyConfig):
     model: str = setting("", "robot model, a URDF or MJCF path; empty: the project's model")
     robot_config: str = setting("", "robot description YAML; empty: config/g1_29dof.yaml")
     lockstep: bool = setting(True, "answer a body frame once the joint state of its stamp is in; false: at once")
+    squat: bool = setting(False, "publish teleop/squat_height, the operator's pelvis height scaled to the robot: "
+                          "the policy squats as the operator does")
 
 
 class BodyRetarget(Node):
@@ -71,6 +76,7 @@ class BodyRetarget(Node):
         self.reported_problem: str | None = None
         self.announced = False
         self.pub = self.create_publisher(JointState, "teleop/arm_target", QOS_COMMAND)
+        self.pub_squat = self.create_publisher(Float32, "teleop/squat_height", QOS_COMMAND) if cfg.squat else None
         self.create_subscription(PoseArray, "xr/body", self.on_body, QOS_SENSOR)
         self.create_subscription(JointState, "joint_states", self.on_joint_states, QOS_STATE)
         self.diagnostics = Diagnostics(self, lambda: {"frames": self.frames, "calibrated": self.follower.calibrated,
@@ -132,6 +138,8 @@ class BodyRetarget(Node):
         msg = joint_state_msg(names, to_stamp(stamp), q, effort=tau)
         msg.header.frame_id = "pelvis"
         self.pub.publish(msg)
+        if self.pub_squat is not None and target.pelvis_height_m is not None:
+            self.pub_squat.publish(Float32(data=target.pelvis_height_m))
 
 
 def main(args: list[str] | None = None) -> None:

@@ -22,8 +22,8 @@ from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
+from g1_teleop.core.dex3_description import SIDES, load_dex3
 from g1_teleop.core.settings import setting
-from g1_teleop.hardware.dex3 import SIDES, load_dex3
 from g1_teleop.retarget.hand_retarget import HandLandmarksError, HandRetargetConfig, HandRetargeter
 from g1_teleop.ros.diagnostics import Diagnostics, WarnOnce
 from g1_teleop.ros.node_main import run
@@ -55,8 +55,7 @@ class HandRetarget(Node):
         cfg = self.cfg = declare_config(self, HandRetargetNodeConfig)
         dex3 = load_dex3(cfg.dex3_config or None)
         self.names = {side: list(dex3.joint_names(side)) for side in SIDES}
-        self.retargeters = {side: HandRetargeter(side, dex3.motor_order, dex3.limits[side].q_lower,
-                                                 dex3.limits[side].q_upper, cfg) for side in SIDES}
+        self.retargeters = {side: HandRetargeter(side, dex3, cfg) for side in SIDES}
         self.latest: dict[str, _Landmarks] = {}
         self.solved: dict[str, _Landmarks] = {}  # the landmarks behind each hand's last solution
         self.targets: dict[str, np.ndarray] = {}

@@ -32,7 +32,7 @@ from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock as ClockMsg
 from sensor_msgs.msg import Imu, JointState, Joy, TimeReference
-from std_msgs.msg import String
+from std_msgs.msg import Float32, String
 from std_srvs.srv import Trigger
 
 from g1_teleop.control.control_clock import ControlClock, ControlClockConfig
@@ -121,6 +121,7 @@ class Policy(Node):
         self.create_subscription(JointState, "teleop/arm_target", self.on_arm_target, QOS_COMMAND)
         self.create_subscription(Joy, "joy", self.on_joy, QOS_SENSOR)
         self.create_subscription(Twist, "cmd_vel", self.on_cmd_vel, QOS_SENSOR)
+        self.create_subscription(Float32, "teleop/squat_height", self.on_squat_height, QOS_COMMAND)
         self.create_subscription(String, "teleop/mode_request", self.on_mode_request, QOS_COMMAND)
         for mode in (Mode.SQUAT, Mode.LOCOMOTION):
             self.create_service(Trigger, f"teleop/{mode.value.lower()}",
@@ -180,6 +181,12 @@ class Policy(Node):
 
     def on_cmd_vel(self, msg: Twist) -> None:
         self.intake.cmd_vel(msg.linear.x, msg.linear.y, msg.angular.z, time.monotonic())
+
+    def on_squat_height(self, msg: Float32) -> None:
+        try:
+            self.intake.squat_height(msg.data, time.monotonic())
+        except RefusedInput as exc:
+            self.warn(exc.kind, f"ignored {exc}")
 
     def on_mode_request(self, msg: String) -> None:
         try:

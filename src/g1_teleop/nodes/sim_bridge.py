@@ -1,7 +1,8 @@
 """sim_bridge: MuJoCo G1 behind the ROS topic contract (g1_teleop.sim.simulator).
 
 Subscribes joint_command, teleop/gains and sim/start (std_msgs/Empty: with wait_for_start the simulation holds
-at t = 0, publishing nothing, until tools are attached); publishes joint_states, imu, odom and /clock. Lockstep: the
+at t = 0, publishing nothing, until tools are attached); publishes joint_states, imu, odom and /clock; with dex3,
+also teleop/hand_target → the simulated Dex3 hands → hand_states (g1_teleop.ros.sim_hands). Lockstep: the
 simulation advances one control period only after the command stamped with the current period arrives (and
 re-publishes the state while it waits), and stops at ``stop_at_s``. Real time: the simulated time follows the wall
 clock; until the first valid command the robot is held still where it starts (time runs, nothing moves: a controller
@@ -24,6 +25,7 @@ from rosgraph_msgs.msg import Clock as ClockMsg
 from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Empty
 
+from g1_teleop.core.dex3_description import load_dex3
 from g1_teleop.core.gains_in_force import GainsInForce
 from g1_teleop.core.input_watchdog import Freshness, InputWatchdog, WatchdogTimeouts, fallback_command
 from g1_teleop.core.joint_vector import JointIndex, MalformedJointMessage
@@ -44,6 +46,7 @@ from g1_teleop.ros.messages import (
 from g1_teleop.ros.node_main import run
 from g1_teleop.ros.parameters import declare_config
 from g1_teleop.ros.qos import QOS_COMMAND, QOS_LATCHED, QOS_STATE
+from g1_teleop.ros.sim_hands import SimulatedHands, hand_joint_names
 from g1_teleop.sim.simulator import SimConfig, Simulator, parse_pushes
 from g1_teleop.sim.viewer import open_passive_viewer
 from g1_teleop.sim.wall_clock import WallClockFollower
@@ -79,6 +82,8 @@ class SimBridgeConfig:
                                "behind it slips", positive=True)
     wait_for_start: bool = setting(False, "hold at t = 0, publishing nothing, until a message on sim/start "
                                    "(tools attach first)")
+    dex3: bool = setting(False, "Dex3-1 hands on the wrists (config/dex3.yaml; the project's body or a URDF one): "
+                         "teleop/hand_target → their PD, hand_states")
     stop_at_s: float = setting(0.0, "lockstep: stop advancing at this simulated time (s), so that a run of a given "
                                     "duration ends on the same sample on any machine; 0: never", minimum=0.0)
 
@@ -95,9 +100,14 @@ class SimBridge(Node):
         super().__init__("sim_bridge")
         cfg = self.cfg = declare_config(self, SimBridgeConfig)
         robot = self.robot = load_robot(cfg.robot_config or None, cfg.model or None)
-        model = build_mujoco_model(robot, timestep=cfg.physics_dt)
+        dex3 = load_dex3() if cfg.dex3 else None
+        if dex3 is not None and robot.model_is_mjcf:
+            raise ValueError(f"dex3:=true puts Dex3 hands on a URDF body; {robot.model_path} is an MJCF (leave model "
+                             "empty for the project's body)")
+        model = build_mujoco_model(robot, timestep=cfg.physics_dt, hands=dex3)
         self.sim = Simulator(robot, model, SimConfig(cfg.physics_dt, cfg.control_dt, cfg.gantry,
-                                                     parse_pushes(cfg.pushes)))
+                                                     parse_pushes(cfg.pushes)),
+                             hand_names=hand_joint_names(dex3) if dex3 else ())
         self.index = JointIndex(robot.joint_names)
         self.gains = GainsInForce(cfg.gain_profile, *robot.gains(cfg.gain_profile))
         self.damping = JointCommand.damping(len(robot.joint_names), robot.gains(cfg.damping_profile)[1])
@@ -109,6 +119,7 @@ class SimBridge(Node):
         self.watchdog = InputWatchdog(WatchdogTimeouts(cfg.command_hold_after_s, cfg.command_damp_after_s))
         self.freshness = Freshness.WAITING
         self.warn = WarnOnce(self)
+        self.hands = SimulatedHands(self, dex3, self.sim, self.warn) if dex3 else None
         self.commands_applied = 0
         self.commands_rejected = 0
         self.wall_clock = WallClockFollower(cfg.realtime_factor, cfg.max_lag_s, time.monotonic())  # real time
@@ -143,7 +154,7 @@ class SimBridge(Node):
         self.get_logger().info(
             f"MuJoCo G1 ready: {robot.model_path.name}, physics {cfg.physics_dt * 1e3:g} ms, control "
             f"{cfg.control_dt * 1e3:g} ms, {'lockstep' if cfg.lockstep else 'real time'}, "
-            f"gantry {'on' if cfg.gantry else 'off'}, gains: {self.gains.source}"
+            f"gantry {'on' if cfg.gantry else 'off'}, gains: {self.gains.source}{', Dex3 hands' if dex3 else ''}"
             + "".join(f"; push {p.force_n} N at {p.start_s:g} s for {p.duration_s:g} s" for p in self.sim.config.pushes)
         )
 
@@ -247,6 +258,8 @@ class SimBridge(Node):
         self.pub_odom.publish(odom_msg(stamp, state.world_p_pelvis, state.world_q_pelvis, state.pelvis_v_pelvis,
                                        state.pelvis_w_pelvis))
         self._last_publish = time.monotonic()
+        if self.hands is not None:
+            self.hands.update()
         if self.viewer is not None:
             self.viewer.sync()
 

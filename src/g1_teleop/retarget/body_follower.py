@@ -24,13 +24,15 @@ from g1_teleop.retarget.whole_body import WholeBodyRetargeter, calibrate
 class UpperBodyTarget:
     """Targets of one body frame: ``arm_q`` (14,) rad and ``arm_tau_ff`` (14,) N·m (gravity, at the targets),
     ``waist_q`` (3,) rad or None (calibrating: the controller holds the waist); ``calibrated``; ``converged``:
-    both IK phases converged (always True while calibrating)."""
+    both IK phases converged (always True while calibrating); ``pelvis_height_m``: the retargeted robot's pelvis
+    above the floor (m: the operator's, scaled by the calibration; None while calibrating), a squat height."""
 
     arm_q: np.ndarray
     arm_tau_ff: np.ndarray
     waist_q: np.ndarray | None
     calibrated: bool
     converged: bool
+    pelvis_height_m: float | None = None
 
 
 class BodyFollower:
@@ -62,7 +64,7 @@ class BodyFollower:
         q_body = np.asarray(q_measured, float).copy()
         q_body[self._arms], q_body[self._waist] = frame.joints[self._arms], frame.joints[self._waist]
         return UpperBodyTarget(frame.joints[self._arms], self._gravity(q_body), frame.joints[self._waist], True,
-                               frame.converged)
+                               frame.converged, float(frame.base_position[2]))
 
     def _calibrate(self, stamp_s: float, positions: np.ndarray) -> None:
         config = self.retargeter.config

@@ -20,11 +20,11 @@ Each solution is clipped to the joint limits given (config/dex3.yaml's) and low-
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from g1_teleop.core.dex3_description import Dex3
 from g1_teleop.core.hand_landmarks import HAND_LANDMARKS, INDEX_TIP, MIDDLE_TIP, THUMB_TIP, WRIST
 from g1_teleop.core.settings import check_settings, setting
 from g1_teleop.retarget.hand_retarget_kinematics import FINGERS, Dex3Kinematics
@@ -87,16 +87,13 @@ def check_landmarks(points: np.ndarray) -> np.ndarray:
 
 
 class HandRetargeter:
-    """One Dex3 hand. ``joints``: its joint names in the output order (config/dex3.yaml's motor_order);
-    ``lower``/``upper``: their limits (rad), the hand at rest (0) inside them."""
+    """One Dex3 hand as config/dex3.yaml describes it; the output in its motor order, within its joint limits (rad;
+    the hand at rest, 0, inside them)."""
 
-    def __init__(self, side: str, joints: Sequence[str], lower: np.ndarray, upper: np.ndarray,
-                 config: HandRetargetConfig | None = None) -> None:
+    def __init__(self, side: str, dex3: Dex3, config: HandRetargetConfig | None = None) -> None:
         self.config = config or HandRetargetConfig()
-        self.kinematics = Dex3Kinematics(side, joints)
-        self.lower, self.upper = np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
-        if self.lower.shape != (len(joints),) or self.upper.shape != (len(joints),) or np.any(self.lower > self.upper):
-            raise ValueError(f"joint limits must be {len(joints)} ordered pairs, got {lower!r} – {upper!r}")
+        self.kinematics = Dex3Kinematics(side, dex3.model)
+        self.lower, self.upper = dex3.limits[side].q_lower, dex3.limits[side].q_upper
         self.palm_R_landmarks = PALM_R_LANDMARKS[side]
         self.reset()
 

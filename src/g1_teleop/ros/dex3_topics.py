@@ -17,9 +17,10 @@ from collections.abc import Callable
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
+from g1_teleop.core.dex3_description import NUM_HAND_MOTORS, SIDES, Dex3
 from g1_teleop.core.joint_vector import JointIndex, MalformedJointMessage
 from g1_teleop.hardware.bridge_link import HandCommand, HandState
-from g1_teleop.hardware.dex3 import NUM_HAND_MOTORS, SIDES, Dex3, HandTarget
+from g1_teleop.hardware.dex3 import HandTarget
 from g1_teleop.ros.diagnostics import WarnOnce
 from g1_teleop.ros.qos import QOS_COMMAND, QOS_STATE
 

@@ -13,12 +13,14 @@ import os
 import sys
 import traceback
 from collections.abc import Callable
+from pathlib import Path
 
 import rclpy
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 
 from g1_teleop.core.process_lifetime import stop_with_runner
+from g1_teleop.core.realtime_priority import fifo_from_environment
 from g1_teleop.ros.diagnostics import RateLimitedLog
 from g1_teleop.ros.parameters import ConfigError
 
@@ -56,7 +58,10 @@ def run(node_factory: Callable[[], Node], args: list[str] | None = None) -> None
     ends as a normal stop, exit code 0.
     """
     stop_with_runner()
+    refused = fifo_from_environment(Path(sys.argv[0]).stem)  # (before rclpy starts DDS's threads: they inherit it)
     rclpy.init(args=args if args is not None else sys.argv)
+    if refused is not None:
+        rclpy.logging.get_logger("g1_teleop").warning(refused)
     executor = SingleThreadedExecutor()
     node = None
     code = 0

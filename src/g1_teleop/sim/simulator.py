@@ -101,9 +101,21 @@ class SimState:
     pelvis_a_imu: np.ndarray
 
 
+@dataclass(frozen=True)
+class HandState:
+    """The hands' joints (``Simulator.hand_names`` order): q (rad), dq (rad/s), tau (N·m, the motors')."""
+
+    q: np.ndarray
+    dq: np.ndarray
+    tau: np.ndarray
+
+
 class Simulator:
+    """``hand_names``: joints beyond the body's 29 that :meth:`command_hands` drives (the Dex3 hands' 14, in
+    hw_bridge's order), each with its motor in the model; their effort limits come from the model's ctrlrange."""
+
     def __init__(self, robot: Robot, model: mujoco.MjModel, config: SimConfig,
-                 gantry: GantryConfig | None = None) -> None:
+                 gantry: GantryConfig | None = None, hand_names: tuple[str, ...] = ()) -> None:
         self.robot = robot
         self.model = model
         self.config = config
@@ -111,6 +123,10 @@ class Simulator:
         model.opt.timestep = config.physics_dt
         self.data = mujoco.MjData(model)
         self.joints = MjJointMap.from_model(model, robot.joint_names)
+        self.hand_names = hand_names
+        self.hands = MjJointMap.from_model(model, hand_names) if hand_names else None
+        self._hand_effort = model.actuator_ctrlrange[self.hands.actuator_id, 1] if self.hands else np.zeros(0)
+        self._hand_command: JointCommand | None = None
         self._pelvis = model.body("pelvis").id
         self._gantry_body = model.body(GANTRY_BODY).id
         self._com_velocity = np.zeros(6)
@@ -138,6 +154,10 @@ class Simulator:
         d = self.data
         q, dq = d.qpos[self.joints.qpos_adr], d.qvel[self.joints.dof_adr]
         d.ctrl[self.joints.actuator_id] = pd_torque(command, q, dq, self.robot.effort_limit)
+        if self._hand_command is not None:
+            hand = self.hands
+            d.ctrl[hand.actuator_id] = pd_torque(self._hand_command, d.qpos[hand.qpos_adr], d.qvel[hand.dof_adr],
+                                                 self._hand_effort)
         if self.config.gantry:
             # mjOBJ_BODY: velocity of the centre of mass, [angular, linear], world orientation.
             mujoco.mj_objectVelocity(self.model, d, mujoco.mjtObj.mjOBJ_BODY, self._gantry_body,
@@ -150,6 +170,18 @@ class Simulator:
                 (np.asarray(p.force_n) for p in self.config.pushes if p.active(t_s)), np.zeros(3))
         mujoco.mj_step(self.model, d)
         self.steps += 1
+
+    def command_hands(self, command: JointCommand) -> None:
+        """The hands' command from now on (``hand_names`` order). Its kd acts as the joints' damping, which MuJoCo
+        integrates implicitly (light finger links under an explicit kd would diverge), the rest by the motors."""
+        self.model.dof_damping[self.hands.dof_adr] = command.kd
+        self._hand_command = JointCommand(command.q, np.zeros_like(command.q), command.tau_ff + command.kd * command.dq,
+                                          command.kp, np.zeros_like(command.q))
+
+    def hand_state(self) -> HandState:
+        d, hand = self.data, self.hands
+        return HandState(d.qpos[hand.qpos_adr].copy(), d.qvel[hand.dof_adr].copy(),
+                         d.actuator_force[hand.actuator_id].copy())
 
     def step_still(self) -> None:
         """One physics step of time with the robot held where it is, at rest (nothing integrates): real time

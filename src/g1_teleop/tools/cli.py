@@ -16,7 +16,7 @@ def _cmd_sim(args: argparse.Namespace) -> int:
 
     gantry = args.gantry if args.gantry is not None else args.controller == "hold"
     cfg = SimJobConfig(duration_s=args.duration, scenario=args.scenario, replay=args.replay,
-                       body_stream=args.body_stream, out_dir=args.out, model=args.model,
+                       body_stream=args.body_stream, body_squat=args.body_squat, out_dir=args.out, model=args.model,
                        lockstep=not args.realtime, gantry=gantry, viewer=args.viewer, controller=args.controller,
                        policy_dir=args.policy_dir, squat_config=args.squat_config, loco_config=args.loco_config,
                        pushes="; ".join(args.push), report=args.report)
@@ -194,7 +194,7 @@ def _cmd_soak(args: argparse.Namespace) -> int:
                      controller=args.controller, scenario=args.scenario,
                      ros_domain_id=ROS_DOMAIN_ID if args.ros_domain_id is None else args.ros_domain_id,
                      robot_domain_id=ROBOT_DOMAIN_ID if args.robot_domain_id is None else args.robot_domain_id,
-                     state_timeout_s=args.state_timeout, stress_workers=args.stress, lowcmd_priority=args.priority)
+                     state_timeout_s=args.state_timeout, stress_workers=args.stress, priority=args.priority)
     try:
         result = run_soak(cfg, emit=lambda line: print(line, flush=True))
     except RuntimeError as exc:
@@ -243,6 +243,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="the operator's whole body from a body stream file (`g1-teleop body-stream demo` writes "
                           "one) instead of a scenario: body_retarget drives the waist and arms, the legs stay with "
                           "the controller")
+    sim.add_argument("--body-squat", action="store_true",
+                     help="with --body-stream: the operator's pelvis height drives the squat height (body_squat)")
     sim.add_argument("--out", type=Path, default=None, help="run directory (default runs/sim-DATE-TIME)")
     sim.add_argument("--model", default="", help="robot model file (URDF or MJCF) instead of the project's")
     sim.add_argument("--realtime", action="store_true", help="run in real time instead of lockstep")
@@ -401,8 +403,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="run stress-ng --cpu N beside the graph while ACTIVE (not niced: N busy cores; "
                            "apt-get install stress-ng)")
     soak.add_argument("--priority", type=int, default=0, metavar="P",
-                      help="the graph's lowcmd_priority: SCHED_FIFO P for hw_bridge's LowCmd process and the virtual "
-                           "robot (needs CAP_SYS_NICE; default 0: normal scheduling)")
+                      help="SCHED_FIFO P for hw_bridge's LowCmd process and the virtual robot (lowcmd_priority), "
+                           "P-10 for the policy and hw_bridge's ROS side (control_priority); needs CAP_SYS_NICE; "
+                           "default 0: normal scheduling")
     soak.add_argument("--json", action="store_true", help="the final figures as one JSON object on one line")
     soak.set_defaults(func=_cmd_soak)
     bench = sub.add_parser("bench", help="run a benchmark and print its figures as JSON")

@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from g1_teleop.core.dex3_description import NUM_HAND_MOTORS
 from g1_teleop.core.limits import JointCommand, JointLimits
-from g1_teleop.hardware.dex3 import NUM_HAND_MOTORS
 
 INERTIA_KG_M2 = 2e-4  # a finger segment about its joint
 FRICTION_N_M_S = 0.01

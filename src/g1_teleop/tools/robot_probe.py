@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from g1_teleop.hardware.dex3 import SIDES
+from g1_teleop.core.dex3_description import SIDES
 from g1_teleop.hardware.lowcmd import NUM_BODY_JOINTS, lowcmd_crc, lowcmd_from_cdr, unpack_lowcmd
 from g1_teleop.hardware.robot_dds import TOPIC_LOWCMD, TOPIC_LOWSTATE, TOPIC_WIRELESS_CONTROLLER, RobotDds, topic_type
 from g1_teleop.hardware.wireless_remote import BUTTONS

@@ -42,6 +42,7 @@ class SimJobConfig:
     scenario: str = "default"
     replay: str = ""  # a bag whose operator topics replace the scenario (xr_input source bag)
     body_stream: str = ""  # a body stream file that replaces the scenario (xr_input source body: body_retarget)
+    body_squat: bool = False  # with body_stream: the operator's pelvis height drives the squat height
     out_dir: Path | None = None  # None: runs/sim-<date>-<time> in the working directory
     model: str = ""
     lockstep: bool = True
@@ -62,6 +63,8 @@ class SimJobConfig:
         parse_pushes(self.pushes)
         if self.replay and self.body_stream:
             raise ValueError("--replay and --body-stream each replace the scenario: give one of them")
+        if self.body_squat and not self.body_stream:
+            raise ValueError("--body-squat needs --body-stream (the operator's pelvis comes from the body stream)")
 
 
 def run_sim_job(cfg: SimJobConfig, log: Callable[[str], None] = print) -> tuple[Path, dict]:
@@ -89,7 +92,8 @@ def run_sim_job(cfg: SimJobConfig, log: Callable[[str], None] = print) -> tuple[
         "source": "bag" if cfg.replay else "body" if cfg.body_stream else "scenario",
         "bag": str(Path(cfg.replay).resolve()) if cfg.replay else "",
         "body_stream": str(Path(cfg.body_stream).resolve()) if cfg.body_stream else "",
-        "scenario": cfg.scenario, "model": cfg.model, "lockstep": str(cfg.lockstep).lower(),
+        "body_squat": str(cfg.body_squat).lower(), "scenario": cfg.scenario, "model": cfg.model,
+        "lockstep": str(cfg.lockstep).lower(),
         "gantry": str(cfg.gantry).lower(), "viewer": str(cfg.viewer).lower(), "wait_for_start": "true",
         "stop_at": str(cfg.duration_s),
         "controller": cfg.controller, "policy_dir": cfg.policy_dir, "pushes": cfg.pushes,

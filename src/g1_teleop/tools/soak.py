@@ -62,9 +62,13 @@ class SoakConfig:
     robot_domain_id: int = ROBOT_DOMAIN_ID
     state_timeout_s: float | None = None  # hw_bridge's LowState timeout; None: the bridge's default
     stress_workers: int = 0  # stress-ng --cpu workers beside the graph while ACTIVE; 0: none
-    lowcmd_priority: int = 0  # the graph's lowcmd_priority (LowCmd process and virtual robot); 0: normal
+    priority: int = 0  # SCHED_FIFO: the graph's lowcmd_priority (LowCmd process, virtual robot) and, 10 below it,
+    # its control_priority (policy, hw_bridge's ROS side); 0: normal scheduling
 
     def __post_init__(self) -> None:
+        if not 0 <= self.priority <= 99:
+            raise ValueError(f"--priority ({self.priority}) must be 0 (normal scheduling) or a SCHED_FIFO priority "
+                             "1–99")
         if self.stress_workers < 0:
             raise ValueError(f"--stress ({self.stress_workers}) must be 0 (none) or a number of CPU workers")
         if not 0 < self.interval_s <= self.duration_s:
@@ -194,6 +198,10 @@ class CpuStress:
         return round(100.0 * used_s / wall_s, 1) if wall_s > 0 else None
 
 
+def _exit_on_sigterm(signum: int, _frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
 def run_soak(cfg: SoakConfig, emit: Callable[[str], None] = print) -> dict:
     """Run the soak (module doc); the figures of every interval and the totals."""
     from sensor_msgs.msg import JointState
@@ -207,7 +215,7 @@ def run_soak(cfg: SoakConfig, emit: Callable[[str], None] = print) -> dict:
     stress = CpuStress(cfg.stress_workers, cfg.duration_s + STRESS_TIMEOUT_MARGIN_S) if cfg.stress_workers else None
     scenario_s = Scenario.load(scenario_path(cfg.scenario)).duration
     graph_cfg = VirtualGraphConfig(cfg.ros_domain_id, cfg.robot_domain_id, cfg.controller, cfg.scenario,
-                                   cfg.state_timeout_s, cfg.lowcmd_priority)
+                                   cfg.state_timeout_s, cfg.priority, max(1, cfg.priority - 10) if cfg.priority else 0)
     log: list[str] = []
     graph = GraphProcesses(virtual_graph_nodes(graph_cfg), env=graph_cfg.env, output=log.append)
     operator = Operator(graph, log, cfg.ros_domain_id, "soak")
@@ -220,6 +228,7 @@ def run_soak(cfg: SoakConfig, emit: Callable[[str], None] = print) -> dict:
     intervals: list[dict] = []
     stress_cpu_percent = None
     bring_up_trips = 0
+    terminated = signal.signal(signal.SIGTERM, _exit_on_sigterm)  # (so that stress-ng is stopped below too)
     graph.start()
     try:
         operator.wait_state("ZERO_TORQUE", 90.0)
@@ -228,7 +237,8 @@ def run_soak(cfg: SoakConfig, emit: Callable[[str], None] = print) -> dict:
         if stress is not None:
             stress.start()
         loaded = f", stress-ng --cpu {cfg.stress_workers} beside it" if stress is not None else ""
-        loaded += f", LowCmd process and virtual robot at SCHED_FIFO {cfg.lowcmd_priority}" if cfg.lowcmd_priority else ""
+        loaded += (f", SCHED_FIFO {cfg.priority} for the LowCmd process and the virtual robot, "
+                   f"{max(1, cfg.priority - 10)} for the policy and hw_bridge" if cfg.priority else "")
         emit(f"soak: ACTIVE against the virtual robot, controller {cfg.controller}, scenario {cfg.scenario} "
              f"({scenario_s:g} s, on loop) for {cfg.duration_s:g} s{loaded}; a line every {cfg.interval_s:g} s")
         start = next_play = time.monotonic()
@@ -264,6 +274,7 @@ def run_soak(cfg: SoakConfig, emit: Callable[[str], None] = print) -> dict:
         codes = graph.stop()
         robot_dds.close()
         operator.close()
+        signal.signal(signal.SIGTERM, terminated)
     trips = operator.trip_lines()[bring_up_trips:]
     growth = memory_growth_percent(intervals[0]["rss_mb"], intervals[-1]["rss_mb"]) if intervals else {}
     summary = {"duration_s": cfg.duration_s, "intervals": len(intervals), "safety_trips": len(trips),
@@ -275,7 +286,7 @@ def run_soak(cfg: SoakConfig, emit: Callable[[str], None] = print) -> dict:
                "lowcmd_misses": sum(i["lowcmd"]["misses"] for i in intervals),
                "lowcmd_period_p99_ms_worst": max((i["lowcmd"]["period_p99_ms"] or 0.0 for i in intervals),
                                                  default=None),
-               "stress_cpu_workers": cfg.stress_workers, "lowcmd_priority": cfg.lowcmd_priority,
+               "stress_cpu_workers": cfg.stress_workers, "priority": cfg.priority,
                "stress_cpu_percent": stress_cpu_percent,
                "load_1m_mean": round(float(np.mean([i["load_1m"] for i in intervals])), 2) if intervals else None}
     return {"summary": summary, "intervals": intervals}

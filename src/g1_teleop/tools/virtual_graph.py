@@ -27,7 +27,7 @@ SERVICES = ("hw_bridge/start", "hw_bridge/activate", "xr_input/play")
 @dataclass(frozen=True)
 class VirtualGraphConfig:
     """Which graph: controller and scenario, the private domains, hw_bridge's LowState timeout (s; None: the
-    bridge's shipped default) and the graph's ``lowcmd_priority``."""
+    bridge's shipped default) and the graph's ``lowcmd_priority`` and ``control_priority``."""
 
     ros_domain_id: int
     robot_domain_id: int
@@ -35,6 +35,7 @@ class VirtualGraphConfig:
     scenario: str = "default"
     state_timeout_s: float | None = None
     lowcmd_priority: int = 0  # SCHED_FIFO priority of the LowCmd process and the virtual robot; 0: normal
+    control_priority: int = 0  # SCHED_FIFO priority of the policy and hw_bridge's ROS side; 0: normal
 
     @property
     def env(self) -> dict[str, str]:
@@ -48,7 +49,8 @@ def virtual_graph_nodes(cfg: VirtualGraphConfig) -> list[NodeSpec]:
 
     nodes = load_graph("real").resolve({"robot": "virtual", "network_interface": "lo",
                                         "robot_domain_id": str(cfg.robot_domain_id), "controller": cfg.controller,
-                                        "scenario": cfg.scenario, "lowcmd_priority": str(cfg.lowcmd_priority)})
+                                        "scenario": cfg.scenario, "lowcmd_priority": str(cfg.lowcmd_priority),
+                                        "control_priority": str(cfg.control_priority)})
     if cfg.state_timeout_s is not None:
         nodes = [dataclasses.replace(n, parameters={**n.parameters, "state_timeout_s": cfg.state_timeout_s})
                  if n.name == "hw_bridge" else n for n in nodes]
@@ -131,7 +133,7 @@ class Operator:
             if not answer.success:
                 raise RuntimeError(f"hw_bridge/start refused: {answer.message}")
             damped = self.trips()
-            self.spin_until(lambda: self.bridge_state == "HOLD" or self.trips() > damped, 10.0,
+            self.spin_until(lambda damped=damped: self.bridge_state == "HOLD" or self.trips() > damped, 10.0,
                             f"hw_bridge did not reach HOLD (now {self.bridge_state})")
             if self.trips() == damped:
                 break

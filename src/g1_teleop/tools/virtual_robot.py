@@ -59,8 +59,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from g1_teleop.core.limits import JointCommand
-from g1_teleop.core.realtime_priority import use_fifo_scheduling
 from g1_teleop.core.realtime_loop import Pacer
+from g1_teleop.core.realtime_priority import use_fifo_scheduling
 from g1_teleop.hardware.lowcmd import NUM_BODY_JOINTS, lowcmd_crc, lowcmd_from_cdr, unpack_lowcmd
 from g1_teleop.hardware.lowstate import lowstate_to_cdr, new_lowstate, pack_lowstate
 from g1_teleop.hardware.robot_dds import (
@@ -268,7 +268,7 @@ class EmulatedHands:
     """The Dex3 hands' DDS side: HandCmd in, HandState out, around an :class:`EmulatedHand` each."""
 
     def __init__(self, dds: RobotDds) -> None:
-        from g1_teleop.hardware.dex3 import SIDES, load_dex3
+        from g1_teleop.core.dex3_description import SIDES, load_dex3
         from g1_teleop.tools.dex3_emulator import EmulatedHand
 
         dex3 = load_dex3()

@@ -79,8 +79,8 @@ class LearnedSquat:
         """(h m, p rad)."""
         return self._command.value
 
-    def command_squat(self, height_rate: float, pitch_rate: float) -> None:
-        self._command.integrate(height_rate, pitch_rate)
+    def command_squat(self, height_rate: float, pitch_rate: float, height_m: float | None = None) -> None:
+        self._command.integrate(height_rate, pitch_rate, height_m)
 
     def command_waist(self, q: np.ndarray) -> bool:
         """The policy drives the waist (its actions, or its configuration's held angles): not taken."""

@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 
-from g1_teleop.hardware.dex3 import SIDES, load_dex3
+from g1_teleop.core.dex3_description import SIDES, load_dex3
 from g1_teleop.retarget.hand_retarget import HandRetargeter
 from g1_teleop.tools.bench.figures import percentiles
 from g1_teleop.tools.bench.hand_poses import hand_landmarks
@@ -37,7 +37,7 @@ def bench_hands(cycles: int = 10, seed: int = 0) -> dict[str, float]:
     rng = np.random.default_rng(seed)
     figures: dict[str, float] = {}
     for side in SIDES:
-        retargeter = HandRetargeter(side, dex3.motor_order, dex3.limits[side].q_lower, dex3.limits[side].q_upper)
+        retargeter = HandRetargeter(side, dex3)
         frames, kinds = hand_sequence(side, rng)
         times: list[float] = []
         cpu_s = 0.0
