@@ -79,14 +79,15 @@ def test_report_latency_and_dataset_of_a_run_and_its_bag(sim_job, robot, tmp_pat
 def test_record_joining_late_gets_the_latched_description_and_both_readers_agree(rclpy_context, tmp_path):
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.node import Node
-    from sensor_msgs.msg import JointState
+    from sensor_msgs.msg import JointState, Joy
     from std_msgs.msg import String
 
-    from g1_teleop.ros.qos import QOS_LATCHED, QOS_STATE
+    from g1_teleop.ros.qos import QOS_LATCHED, QOS_SENSOR, QOS_STATE
 
     node = Node("late_join_publisher", context=rclpy_context)
     description = node.create_publisher(String, "robot_description", QOS_LATCHED)
     states = node.create_publisher(JointState, "joint_states", QOS_STATE)
+    joy = node.create_publisher(Joy, "joy", QOS_SENSOR)
     description.publish(String(data="<robot name='late_join'/>"))  # before any recorder exists
     executor = SingleThreadedExecutor(context=rclpy_context)
     executor.add_node(node)
@@ -98,6 +99,10 @@ def test_record_joining_late_gets_the_latched_description_and_both_readers_agree
             msg = JointState(name=["a", "b"], position=[0.01 * k, -0.5], velocity=[0.0, 1.0])
             msg.header.stamp = node.get_clock().now().to_msg()
             states.publish(msg)
+            # the operator presses X (button 2) for 0.1 s every second: episodes start and end
+            press = Joy(buttons=[0, 0, int(k % 50 < 5), 0])
+            press.header.stamp = msg.header.stamp
+            joy.publish(press)
             k += 1
             time.sleep(0.02)
 
@@ -106,7 +111,7 @@ def test_record_joining_late_gets_the_latched_description_and_both_readers_agree
     try:
         out = tmp_path / "late"
         recorder = subprocess.Popen([sys.executable, "-m", "g1_teleop.tools.cli", "record", "--duration", "4",
-                                     "--out", str(out), "--topics", "robot_description", "joint_states"],
+                                     "--out", str(out), "--topics", "robot_description", "joint_states", "joy"],
                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         deadline = time.monotonic() + 60
         while recorder.poll() is None and time.monotonic() < deadline:
@@ -118,9 +123,10 @@ def test_record_joining_late_gets_the_latched_description_and_both_readers_agree
         thread.join()
         executor.shutdown()
         node.destroy_node()
-    bag = read_bag(out, ["robot_description", "joint_states"])
+    bag = read_bag(out, ["robot_description", "joint_states", "joy"])
     assert [m.msg.data for m in bag.get("robot_description")] == ["<robot name='late_join'/>"]
     states_read = bag.get("joint_states")
     assert len(states_read) > 20
     assert all(abs(m.log_time_ns - m.publish_time_ns) < 1e9 for m in states_read)  # both on the system clock
-    assert assert_readers_agree(out) == len(states_read) + 1
+    assert assert_readers_agree(out) == len(states_read) + len(bag.get("joy")) + 1
+    assert "episode 1 started" in output and "episode 1 ended" in output, output  # told as they happen

@@ -1,12 +1,15 @@
 """The WebXR server for real: vuer on loopback over HTTPS/WSS with a certificate from our CA, a WebSocket client
 speaking vuer's web-client protocol (msgpackr-encoded events, ``webxr_client``), the samples that come out
 (through xr_frames' conversion), the Joy buttons, the link status through a dropped connection; and, when Debian's
-``chromium`` is installed, a headless browser opening the page over HTTPS."""
+``chromium`` is installed, a headless browser opening the page over HTTPS and receiving the robot's eye frames."""
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
+import io
+import itertools
 import json
 import socket
 import ssl
@@ -17,6 +20,7 @@ import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import msgpack
 import numpy as np
 import pytest
 import websockets
@@ -26,11 +30,13 @@ from g1_teleop.core.rotations import matrix_from_wxyz, wxyz_from_rpy
 from g1_teleop.operator.webxr_client import (
     ControllerInput,
     HeadsetPage,
+    VideoFrame,
     camera_move,
     controller_move,
     hand_move,
     page_ssl_context,
     synthetic_hand,
+    video_frame,
 )
 from g1_teleop.operator.webxr_samples import XrSample
 from g1_teleop.operator.webxr_server import WebXrConfig, WebXrServer, WebXrServerError
@@ -38,6 +44,8 @@ from g1_teleop.operator.webxr_status import LinkState
 from g1_teleop.operator.xr_certificates import CertificateFiles
 from g1_teleop.operator.xr_frames import robot_to_openxr
 from g1_teleop.operator.xr_joy import JoyAxis, JoyButton
+from integration.test_webxr_video import Camera, assert_shows
+from support.artefacts import artefact
 from support.ports import free_port
 
 FLOAT32 = 1e-6
@@ -228,36 +236,103 @@ CHROMIUM = Path("/usr/lib/chromium/chromium")  # Debian's binary (/usr/bin/chrom
 
 
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed (apt-get install chromium)")
-def test_a_headless_browser_opens_the_page(serve, tmp_path) -> None:
+@pytest.mark.parametrize("layout", ["stereo", "mono"])
+def test_a_headless_browser_opens_the_page_and_shows_the_eye_frames(serve, layout, tmp_path) -> None:
     """Chromium (no WebXR device here) loads vuer's client over HTTPS; the page connects back over WSS and streams
-    its camera (CAMERA_MOVE), which parses. A screenshot of the page (its Virtual Reality and Pass-through buttons)
-    is taken over the DevTools protocol and left in the test's tmp dir."""
-    server, _ = serve()
+    its camera (CAMERA_MOVE), which parses. The robot's eye frames, put into the server at 30 Hz, reach the page: the
+    WebSocket frames the browser itself receives (Chrome's DevTools protocol, Network domain) are vuer UPSERTs of the
+    eyes' images, the published frame's halves, at the server's video_fps. The screenshot of the page is kept in
+    test-artefacts/webxr_page_<layout>.png; with mono it shows the left eye's image (the page draws it: it took 2–15 s
+    here after the first frame, swiftshader's WebGL on 2 loaded cores). With stereo the flat page draws neither eye:
+    layers 1 and 2 are for a headset's eye cameras."""
+    server, _ = serve(video_fps=15.0, video_layout=layout)
+    camera = Camera(server, 30.0, 10)
+    published = camera.published
+    camera.start()
     browser = subprocess.Popen([str(CHROMIUM), "--headless=new", "--no-sandbox", "--ignore-certificate-errors",
                                 "--enable-unsafe-swiftshader", "--window-size=1280,800", "--remote-debugging-port=0",
-                                f"--user-data-dir={tmp_path / 'profile'}", server.page_url],
+                                f"--user-data-dir={tmp_path / 'profile'}", "about:blank"],
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         devtools = next(line.split()[-1] for line in browser.stderr if line.startswith("DevTools listening on"))
-        wait_for(lambda: server.status().head_poses >= 1, timeout_s=60.0)  # loaded, connected, streaming
-        status = server.status()
-        assert status.state is LinkState.STALE and status.malformed == 0, status  # no tracking outside XR
-        port = devtools.split("/")[2]
-        with urllib.request.urlopen(f"http://{port}/json", timeout=10) as r:
+        with urllib.request.urlopen(f"http://{devtools.split('/')[2]}/json", timeout=10) as r:
             page = next(t for t in json.load(r) if t["type"] == "page")
-        shot = tmp_path / "page.png"
-        shot.write_bytes(asyncio.run(_screenshot(page["webSocketDebuggerUrl"])))
-        assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 10_000
+        drawn = (lambda png: _left_eye_share(png) > 0.05) if layout == "mono" else (lambda png: True)
+        frames, png = asyncio.run(_browse(page["webSocketDebuggerUrl"], server.page_url, 30, drawn, timeout_s=60.0))
+        status = server.status()
+        assert status.head_poses >= 1 and status.malformed == 0, status  # loaded, connected, streaming
+        assert status.state is LinkState.STALE, status  # no tracking outside XR
     finally:
+        camera.stop()
         browser.terminate()
         browser.wait(timeout=30)
+    shot = artefact(f"webxr_page_{layout}.png")
+    shot.write_bytes(png)
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
+    assert len(frames) >= 30, f"the browser received {len(frames)} eye frames"
+    for frame in frames[:: max(1, len(frames) // 8)]:
+        if layout == "stereo":
+            assert_shows(frame, published[frame.stamp_ns])
+        else:  # the left eye's image alone
+            sent = published[frame.stamp_ns][:, :frame.left.shape[1]].astype(int)
+            assert frame.fields["left"]["layers"] == 0 and np.array_equal(frame.left, frame.right)
+            assert np.abs(frame.left.astype(int) - sent).mean() < 3.0
+    share = _left_eye_share(png)
+    assert share > 0.05 or layout == "stereo", f"only {share:.1%} of the page shows the left eye"
+    fps = (len(frames) - 1) / ((frames[-1].received_ns - frames[0].received_ns) / 1e9)
+    assert [f.seq for f in frames] == sorted({f.seq for f in frames})  # each once, newer and newer
+    print(f"\nchromium ({layout}): {len(frames)} eye frames at {fps:.1f} fps (video_fps 15, published 30), "
+          f"{share:.1%} of the page the left eye's image; screenshot {shot}")
+    assert 2.0 <= fps <= 15.5, fps  # (the cap holds; a page busy decoding skips frames)
     wait_for(lambda: server.status().state is LinkState.DROPPED)
 
 
-async def _screenshot(devtools_page: str) -> bytes:
+def _left_eye_share(png: bytes) -> float:
+    """The share of the screenshot's pixels in the left eye's colours (test_webxr_video.stereo_image: a red ramp
+    over blue 60, no green)."""
+    from PIL import Image as PilImage
+
+    rgb = np.asarray(PilImage.open(io.BytesIO(png)).convert("RGB")).astype(int)
+    r, g, b = rgb[..., 0], rgb[..., 1], rgb[..., 2]
+    return float(np.mean((r > 40) & (g < 30) & (b > 35) & (b < 90)))
+
+
+async def _browse(devtools_page: str, url: str, wanted: int, drawn: Callable[[bytes], bool],
+                  timeout_s: float) -> tuple[list[VideoFrame], bytes]:
+    """Open ``url`` in the DevTools page, gather the eye frames in the WebSocket frames it receives until it has
+    ``wanted`` of them, then take screenshots (PNG bytes) until one is ``drawn`` (each within ``timeout_s``); the
+    frames and the last screenshot."""
+    frames: list[VideoFrame] = []
+    ids = itertools.count(1)
+
+    def take(message: dict) -> None:
+        if message.get("method") != "Network.webSocketFrameReceived":
+            return
+        response = message["params"]["response"]
+        if response["opcode"] == 2:  # binary: a vuer event (msgpack)
+            frame = video_frame(msgpack.unpackb(base64.b64decode(response["payloadData"]), raw=False), time.time_ns())
+            if frame is not None:
+                frames.append(frame)
+
     async with websockets.connect(devtools_page, max_size=None) as cdp:
-        await cdp.send(json.dumps({"id": 1, "method": "Page.captureScreenshot", "params": {"format": "png"}}))
+        async def call(method: str, **params: object) -> dict:
+            ident = next(ids)
+            await cdp.send(json.dumps({"id": ident, "method": method, "params": params}))
+            while True:
+                message = json.loads(await asyncio.wait_for(cdp.recv(), 60))
+                if message.get("id") == ident:
+                    return message.get("result", {})
+                take(message)
+
+        await call("Network.enable")
+        await call("Page.navigate", url=url)
+        deadline = time.monotonic() + timeout_s
+        while len(frames) < wanted and time.monotonic() < deadline:
+            with contextlib.suppress(TimeoutError):
+                take(json.loads(await asyncio.wait_for(cdp.recv(), 0.5)))
+        deadline = time.monotonic() + timeout_s
         while True:
-            answer = json.loads(await asyncio.wait_for(cdp.recv(), 60))
-            if answer.get("id") == 1:
-                return base64.b64decode(answer["result"]["data"])
+            await asyncio.sleep(1.0)  # (the page draws what it got)
+            png = base64.b64decode((await call("Page.captureScreenshot", format="png"))["data"])
+            if drawn(png) or time.monotonic() > deadline:
+                return frames, png

@@ -98,25 +98,44 @@ async def watch(page: HeadsetPage, seconds: float, frames: list[VideoFrame], han
         streaming.cancel()
 
 
+class Camera:
+    """A camera handing the server ``count`` distinct stereo frames in turn at ``rate_hz``, stamped with the wall
+    clock, from a thread of its own between ``start`` and ``stop``; ``published``: stamp (ns) → the image sent."""
+
+    def __init__(self, server: WebXrServer, rate_hz: float, count: int) -> None:
+        self.server, self.period_s = server, 1.0 / rate_hz
+        self.images = [stereo_image(seq) for seq in range(count)]
+        self.jpegs = [encode_jpeg(image) for image in self.images]
+        self.published: dict[int, np.ndarray] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        seq = 0
+        while not self._stop.is_set():
+            seq += 1
+            stamp_ns = time.time_ns()
+            self.published[stamp_ns] = self.images[seq % len(self.images)]
+            self.server.put_frame(self.jpegs[seq % len(self.jpegs)], stamp_ns)
+            time.sleep(self.period_s)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+
+
 def test_the_newest_frame_at_most_video_fps_and_the_samples_keep_coming(certificates) -> None:
     """Frames put at 60 Hz, video_fps 20: each page gets 20 a second, the newest each time, none queued; a frame
     that is no JPEG is counted and said; the hand events still all become samples."""
     samples: list[float] = []
     config = WebXrConfig(host="127.0.0.1", port=free_port(), cert_dir=str(certificates.folder), video_fps=20.0)
     server = WebXrServer(config, on_sample=lambda s: samples.append(time.monotonic()))
-    images = [stereo_image(seq) for seq in range(30)]
-    jpegs = [encode_jpeg(image) for image in images]
-    published: dict[int, np.ndarray] = {}
-    stop = threading.Event()
-
-    def camera() -> None:  # 60 Hz, stamped with the wall clock
-        seq = 0
-        while not stop.is_set():
-            seq += 1
-            stamp_ns = time.time_ns()
-            published[stamp_ns] = images[seq % len(images)]
-            server.put_frame(jpegs[seq % len(jpegs)], stamp_ns)
-            time.sleep(1 / 60)
+    camera = Camera(server, 60.0, 30)
+    published = camera.published
 
     frames: list[VideoFrame] = []
     hand_events: list[float] = []
@@ -125,19 +144,16 @@ def test_the_newest_frame_at_most_video_fps_and_the_samples_keep_coming(certific
         async with HeadsetPage(f"wss://127.0.0.1:{config.port}/", page_ssl_context(str(certificates.ca))) as page:
             assert (await page.receive())["data"]["nodes"][0]["tag"] == "Hands"  # the element comes first
             await watch(page, 4.0, frames, hand_events)
-            stop.set()
-            await asyncio.to_thread(feeder.join)
+            await asyncio.to_thread(camera.stop)
             server.put_frame(b"not a jpeg", time.time_ns())  # (only frames for an open page are split)
             await asyncio.sleep(0.3)
 
     server.start()
-    feeder = threading.Thread(target=camera, daemon=True)
     try:
-        feeder.start()
+        camera.start()
         asyncio.run(session())
     finally:
-        stop.set()
-        feeder.join()
+        camera.stop()
         server.stop()
     assert len(frames) > 10, f"{len(frames)} frames"
     for frame in frames[:: max(1, len(frames) // 8)]:

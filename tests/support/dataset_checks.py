@@ -1,6 +1,7 @@
 """A simulation run exported as a LeRobot dataset (`g1-teleop dataset RUN OUT`) and read back by software we did not
 write: Hugging Face's ``datasets`` reads the frames, mcap-ros2-support reads the bag's joint_command messages from the
-.mcap with its own schemas, and each frame's action must be the command stamped at (or last before) it. Called by
+.mcap with its own schemas, and each frame's action must be the command stamped at (or last before) it, each frame's
+operator wrists (observation.operator.*) the operator's xr wrist poses held at it. Called by
 tests/integration/test_run_report_graph.py on its run (one 3 s simulation serves the report, latency and dataset)."""
 
 from __future__ import annotations
@@ -59,7 +60,9 @@ def assert_run_exports_as_a_dataset_of_its_commands_at_50_hz(run, tmp_path: Path
     topic = next(t for t in bag if t.strip("/").endswith("joint_command"))
     commands = first_per_stamp(bag[topic])
     states = first_per_stamp(bag[next(t for t in bag if t.strip("/").endswith("joint_states"))])
-    t0 = max(min(commands), min(states))  # the first frame: the first moment both streams have a sample
+    wrists = {side: first_per_stamp(bag[next(t for t in bag if t.strip("/").endswith(f"xr/{side}_wrist"))])
+              for side in ("left", "right")}
+    t0 = max(min(commands), min(states), *(min(w) for w in wrists.values()))  # the first moment all have a sample
     stamps = np.array(sorted(commands))
     names = info["features"]["action"]["names"]  # joint.pos in the DDS order
     exact = 0
@@ -71,3 +74,12 @@ def assert_run_exports_as_a_dataset_of_its_commands_at_50_hz(run, tmp_path: Path
         expected = np.array([by_name[name.removesuffix(".pos")] for name in names], dtype=np.float32)
         assert np.allclose(action[k], expected, atol=1e-6), k
     assert exact >= n - 1, f"only {exact} of {n} frames fall on a command's stamp (lockstep: all at 50 Hz)"
+    for side, poses in wrists.items():  # what the operator did, frame by frame
+        recorded, pose_stamps = np.asarray(frames[f"observation.operator.{side}_wrist"]), np.array(sorted(poses))
+        assert info["features"][f"observation.operator.{side}_wrist"]["names"] == ["x", "y", "z", "qw", "qx", "qy",
+                                                                                  "qz"]
+        for k in range(n):
+            pose = poses[int(pose_stamps[np.searchsorted(pose_stamps, t0 + k * NS // FPS, side="right") - 1])]["pose"]
+            p, q = pose["position"], pose["orientation"]
+            expected = np.array([p["x"], p["y"], p["z"], q["w"], q["x"], q["y"], q["z"]], dtype=np.float32)
+            assert np.allclose(recorded[k], expected, atol=1e-6), (side, k)

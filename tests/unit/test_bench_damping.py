@@ -7,6 +7,7 @@ import pytest
 from g1_teleop.core.limits import JointCommand
 from g1_teleop.hardware.lowcmd import MODE_PR, NUM_BODY_JOINTS, lowcmd_to_cdr, motor_slots, pack_lowcmd
 from g1_teleop.tools.bench.damping import (
+    PRIORITY_ENV,
     STATE_TIMEOUT_ENV,
     TRIALS,
     TRIALS_ENV,
@@ -33,7 +34,8 @@ HOLD = cdr(JointCommand.hold(np.zeros(NUM_BODY_JOINTS), np.full(NUM_BODY_JOINTS,
 
 def test_options_default_to_twenty_trials_and_the_shipped_state_timeout():
     assert DampingOptions.from_env({}) == DampingOptions(TRIALS, None) and TRIALS == 20
-    assert DampingOptions.from_env({TRIALS_ENV: " 3 ", STATE_TIMEOUT_ENV: "0.25"}) == DampingOptions(3, 0.25)
+    assert DampingOptions.from_env({TRIALS_ENV: " 3 ", STATE_TIMEOUT_ENV: "0.25", PRIORITY_ENV: "50"}) == \
+        DampingOptions(3, 0.25, 50)
     assert DampingOptions.from_env({TRIALS_ENV: "", STATE_TIMEOUT_ENV: ""}) == DampingOptions()
 
 

@@ -15,15 +15,21 @@ import numpy as np
 import pandas as pd
 import pytest
 from rosbags.typesys.stores.ros2_kilted import builtin_interfaces__msg__Time as Time
+from rosbags.typesys.stores.ros2_kilted import geometry_msgs__msg__Point as Point
+from rosbags.typesys.stores.ros2_kilted import geometry_msgs__msg__Pose as Pose
+from rosbags.typesys.stores.ros2_kilted import geometry_msgs__msg__PoseStamped as PoseStamped
+from rosbags.typesys.stores.ros2_kilted import geometry_msgs__msg__Quaternion as Quaternion
 from rosbags.typesys.stores.ros2_kilted import sensor_msgs__msg__CompressedImage as CompressedImage
 from rosbags.typesys.stores.ros2_kilted import sensor_msgs__msg__Image as Image
 from rosbags.typesys.stores.ros2_kilted import sensor_msgs__msg__JointState as JointState
+from rosbags.typesys.stores.ros2_kilted import sensor_msgs__msg__Joy as Joy
 from rosbags.typesys.stores.ros2_kilted import std_msgs__msg__Header as Header
 
 from g1_teleop.core.camera_images import encode_jpeg
 from g1_teleop.core.robot_description import load_robot
 from g1_teleop.core.rosbag import TYPESTORE, BagWriter
 from g1_teleop.tools.cli import main as cli_main
+from g1_teleop.tools.episode_marks import EpisodeButtons, EpisodeMarks, parse_episode_buttons
 from g1_teleop.tools.lerobot_export import DatasetConfig, DatasetError, export_dataset
 from g1_teleop.tools.lerobot_frames import (
     FrameError,
@@ -101,7 +107,9 @@ def q_at(t_ms: float, n: int, offset: float) -> np.ndarray:
 
 
 def write_bag(path: Path, duration_ms: int = 1000, images: bool = True, commands: bool = True,
-              raw: bool = False) -> list[str]:
+              raw: bool = False, presses: dict[int, tuple[int, ...]] | None = None, wrists: bool = False) -> list[str]:
+    """A graph's bag: joint_states at 200 Hz, joint_command at 50 Hz, the left eye at 25 Hz; ``presses`` (ms → the
+    Joy buttons held from then, a Joy message every 20 ms) and the operator's wrists at 50 Hz (x = t in s)."""
     names = list(load_robot().joint_names)
     writer = BagWriter(path)
 
@@ -113,8 +121,17 @@ def write_bag(path: Path, duration_ms: int = 1000, images: bool = True, commands
         ns = int(t_ms * MS)
         return Header(stamp=Time(sec=ns // 10**9, nanosec=ns % 10**9), frame_id="")
 
+    held: tuple[int, ...] = ()
     for t in range(0, duration_ms + 1, 5):
         q = q_at(t, len(names), 0.0)
+        if presses is not None and t % 20 == 0:
+            held = presses.get(t, held)
+            put("/joy", Joy(header=header(t), axes=np.zeros(8, np.float32), buttons=np.array(held, np.int32)), t)
+        if wrists and t % 20 == 0:
+            for side, y in (("left", 0.2), ("right", -0.2)):
+                pose = Pose(position=Point(x=t / 1000, y=y, z=1.0), orientation=Quaternion(x=0.0, y=0.0, z=0.0,
+                                                                                           w=1.0))
+                put(f"/xr/{side}_wrist", PoseStamped(header=header(t), pose=pose), t)
         put("/joint_states", JointState(header=header(t), name=names, position=q, velocity=q + 1.0,
                                         effort=np.zeros(29)), t)
         if commands and t % 20 == 0:
@@ -268,3 +285,44 @@ def test_lerobot_reads_the_dataset(exported) -> None:
     assert np.allclose(np.asarray(got["action"]), np.concatenate([expected, expected]), atol=1e-6)
     assert got["pad"] == ([False] * 50 + [True]) * 2  # the next action is padding at each episode's last frame
     assert got["image"] == [2, 3, 48, 64]
+
+
+def test_episodes_marked_with_the_buttons_and_the_operators_wrists(tmp_path: Path) -> None:
+    """X (button 2) starts and ends an episode, Y (3) discards the open one; one still open ends with the bag."""
+    x, y, none = (0, 0, 1, 0), (0, 0, 0, 1), (0, 0, 0, 0)
+    presses = {100: x, 120: none, 400: x, 420: none, 500: x, 520: none, 600: y, 620: none, 700: x, 720: x,
+               740: none, 800: x, 820: none, 900: x, 920: none}  # (720: X still held, no second press)
+    write_bag(tmp_path / "bag", images=False, presses=presses, wrists=True)
+    summary = export_dataset([tmp_path / "bag"], tmp_path / "ds", DatasetConfig())
+    frames = pd.read_parquet(tmp_path / "ds/data/chunk-000/file-000.parquet")
+    assert summary.episodes == 3 and summary.frames == 15 + 5 + 6  # [100, 400), [700, 800), [900, end]
+    files = sorted((tmp_path / "ds/data/chunk-000").glob("*.parquet"))
+    stamps = [np.round(pd.read_parquet(f)["observation.operator.left_wrist"].map(lambda v: v[0]).to_numpy() * 1000)
+              for f in files]  # the wrists' x is the time (s): the frames kept
+    assert [s.tolist() for s in stamps] == [list(range(100, 400, 20)), list(range(700, 800, 20)),
+                                            list(range(900, 1001, 20))]
+    np.testing.assert_allclose(np.stack(frames["observation.operator.right_wrist"])[0], [0.1, -0.2, 1.0, 1, 0, 0, 0])
+    np.testing.assert_allclose(np.stack(frames["action"]), np.stack([q_at(t, 29, 0.5) for t in range(100, 400, 20)]),
+                               atol=1e-6)
+    info = json.loads((tmp_path / "ds/meta/info.json").read_text())
+    assert info["features"]["observation.operator.left_wrist"]["names"] == ["x", "y", "z", "qw", "qx", "qy", "qz"]
+    assert info["total_episodes"] == 3
+    whole = export_dataset([tmp_path / "bag"], tmp_path / "whole", DatasetConfig(episode_buttons=None,
+                                                                                     operator=False))
+    assert whole.episodes == 1 and whole.frames == 51
+    assert "observation.operator.left_wrist" not in json.loads((tmp_path / "whole/meta/info.json").read_text())[
+        "features"]
+
+
+def test_episode_marks_count_rising_edges_and_discard_the_last_one() -> None:
+    marks = EpisodeMarks(EpisodeButtons())
+    assert marks.windows(10) is None  # nothing started: the whole recording
+    events = [marks.press(t, buttons) for t, buttons in
+              ((1, (0, 0, 1)), (2, (0, 0, 1)), (3, ()), (4, (0, 0, 1)), (5, (0, 0, 0, 1)), (6, (0, 0, 1)))]
+    assert events == ["episode 1 started", None, None, "episode 1 ended (0.0 s)", "episode 1 discarded",
+                      "episode 1 started"]
+    assert marks.windows(10) == [(6, 10)]
+    with pytest.raises(ValueError, match="TOGGLE,DISCARD"):
+        parse_episode_buttons("2")
+    with pytest.raises(ValueError, match="two different indices"):
+        parse_episode_buttons("3,3")

@@ -8,18 +8,23 @@ manager runs its update loop the same way (``thread_priority``, 50 by default).
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 SCHED_FIFO_ENV = "G1_TELEOP_SCHED_FIFO"  # a node's SCHED_FIFO priority: the runners set it from the graph
 
 
 def use_fifo_scheduling(priority: int, what: str) -> str | None:
-    """Put the calling thread under ``SCHED_FIFO`` at ``priority`` (1–99; threads it starts afterwards, DDS's
-    among them, inherit it). None when done, else the reason, worded for the operator's log."""
+    """Put every thread of this process under ``SCHED_FIFO`` at ``priority`` (1–99; threads started afterwards
+    inherit it from the thread that starts them). Call it once the process's start-up work is done: a start-up at
+    real-time priority (imports, models) would hold a core from every normal task. None when done, else the reason,
+    worded for the operator's log."""
     if not 1 <= priority <= 99:
         raise ValueError(f"{what}: a SCHED_FIFO priority is 1–99, got {priority}")
     try:
-        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(priority))
+        for tid in sorted(int(t) for t in os.listdir("/proc/self/task")):
+            with contextlib.suppress(ProcessLookupError):  # (a thread that ended meanwhile)
+                os.sched_setscheduler(tid, os.SCHED_FIFO, os.sched_param(priority))
     except (OSError, AttributeError) as exc:
         return (f"{what} keeps normal scheduling: SCHED_FIFO {priority} refused ({exc}); allow it with "
                 f"CAP_SYS_NICE or an rtprio limit (/etc/security/limits.conf: '<user> - rtprio {priority}')")
@@ -27,7 +32,7 @@ def use_fifo_scheduling(priority: int, what: str) -> str | None:
 
 
 def fifo_from_environment(what: str) -> str | None:
-    """Apply the priority ``SCHED_FIFO_ENV`` names, if any (a node calls this before ROS starts its threads);
+    """Apply the priority ``SCHED_FIFO_ENV`` names, if any (a node calls this once constructed, before it spins);
     None when done or not asked, else the reason it was refused."""
     text = os.environ.get(SCHED_FIFO_ENV, "")
     if not text or text == "0":

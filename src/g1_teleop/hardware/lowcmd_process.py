@@ -166,15 +166,14 @@ def main(fd: int) -> int:
     except LinkClosed:
         return 1
     assert isinstance(setup, Setup)  # the ROS side's first message
-    priority = setup.bridge.lowcmd_priority  # (before the robot's DDS starts its threads: they inherit it)
-    refused = use_fifo_scheduling(priority, "the LowCmd process") if priority else None
     try:
         loop = LowCmdLoop(link, setup)
     except Exception as exc:  # a reason for the operator: a missing SDK, a wrong interface, a bad model
         link.send(msg.Failed(str(exc) if isinstance(exc, RobotDdsUnavailable | ValueError | OSError)
                              else "".join(traceback.format_exception(exc))))
         return 2
-    if refused is not None:
+    priority = setup.bridge.lowcmd_priority  # (every thread, the robot DDS's included, once started)
+    if priority and (refused := use_fifo_scheduling(priority, "the LowCmd process")) is not None:
         loop.problem("sched_fifo", refused)
     signal.signal(signal.SIGTERM, lambda *_: loop.stop("bridge shutdown"))
     sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)  # the loop waits at most this long for the listener thread

@@ -7,8 +7,8 @@ them); ``ros: false``
 marks a plain process (``python -m g1_teleop.EXECUTABLE ARGUMENTS…``, e.g. the virtual robot); ``nice: N``
 (0–19) runs a node at that lower CPU priority: the observers (frames, cameras, Foxglove) yield the cores to the
 control path on a small machine; ``priority: P`` (a number or ``$(arg …)``; 0 none) asks SCHED_FIFO priority P for
-a ROS node of the control path (the runners pass it in ``G1_TELEOP_SCHED_FIFO``; the node applies it before ROS
-starts its threads, or logs why it could not). ROS-free.
+a ROS node of the control path (the runners pass it in ``G1_TELEOP_SCHED_FIFO``; the node applies it to all its
+threads once constructed, or logs why it could not). ROS-free.
 """
 
 from __future__ import annotations

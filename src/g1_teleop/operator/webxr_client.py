@@ -214,17 +214,20 @@ class VideoFrame:
 
 
 def video_frame(event: dict, received_ns: int) -> VideoFrame | None:
-    """The camera frame an event carries, None when it carries none; ValueError when its elements are not one
-    ``ImageBackground`` with a JPEG per eye layer (1: left, 2: right) upserted into ``bgChildren``."""
+    """The camera frame an event carries, None when it carries none; ValueError when its elements are neither one
+    ``ImageBackground`` with a JPEG per eye layer (1: left, 2: right) nor one on layer 0 (the mono layout: ``right``
+    is then the left image too) upserted into ``bgChildren``."""
     data = event.get("data") or {}
     nodes = [n for n in data.get("nodes", []) if isinstance(n, dict) and n.get("tag") == "ImageBackground"]
     if event.get("etype") != "UPSERT" or not nodes:
         return None
     by_layer = {n.get("layers"): n for n in nodes}
-    if data.get("to") != "bgChildren" or sorted(by_layer) != sorted(EYE_LAYERS.values()) or len(nodes) != 2:
-        raise ValueError(f"a camera frame must be two ImageBackground elements on layers 1 and 2 in bgChildren, "
-                         f"got layers {[n.get('layers') for n in nodes]} in {data.get('to')!r}")
-    eyes = {side: by_layer[layer] for side, layer in EYE_LAYERS.items()}
+    mono = sorted(by_layer) == [0] and len(nodes) == 1
+    if data.get("to") != "bgChildren" or not (mono or (sorted(by_layer) == sorted(EYE_LAYERS.values())
+                                              and len(nodes) == 2)):
+        raise ValueError(f"a camera frame must be two ImageBackground elements on layers 1 and 2 (or one on layer "
+                         f"0) in bgChildren, got layers {[n.get('layers') for n in nodes]} in {data.get('to')!r}")
+    eyes = {side: by_layer[0 if mono else layer] for side, layer in EYE_LAYERS.items()}
     images = {side: decode_jpeg(bytes(node["src"])) for side, node in eyes.items()}
     camera = event.get("camera", {})
     return VideoFrame(images["left"], images["right"],

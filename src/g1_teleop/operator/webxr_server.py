@@ -43,6 +43,7 @@ from g1_teleop.operator.webxr_status import LinkMonitor, XrLinkStatus
 from g1_teleop.operator.webxr_video import (
     EYE_KEYS,
     EYE_LAYERS,
+    VIDEO_LAYOUTS,
     VIDEO_PARENT,
     EyeImages,
     VideoFigures,
@@ -99,6 +100,9 @@ class WebXrConfig(XrJoyConfig):
                                     positive=True)
     video_distance_m: float = setting(1.0, "distance of the camera image's plane from the operator's eyes (m)",
                                       positive=True)
+    video_layout: str = setting("stereo", "stereo: each eye its half of the frame (layers 1 and 2, drawn only by "
+                                "a headset's eye cameras); mono: the left half for every camera (layer 0: a flat "
+                                "browser, a phone, both eyes of a headset)", choices=VIDEO_LAYOUTS)
     cert_dir: str = setting("", "folder of the server's cert.pem and key.pem (g1-teleop xr-cert); empty: "
                             "~/.config/g1_teleop/xr")
 
@@ -208,10 +212,12 @@ class WebXrServer:
             return self._monitor.status(time.monotonic() if now_s is None else now_s)
 
     def _video_event(self, eyes: EyeImages, sent_ns: int) -> bytes:
-        """A frame's UPSERT (``webxr_video``): one ImageBackground per eye layer, packed as ``Vuer.send`` packs."""
+        """A frame's UPSERT (``webxr_video``): one ImageBackground per eye layer (mono: the left eye's on layer 0),
+        packed as ``Vuer.send`` packs."""
+        layers = EYE_LAYERS if self.config.video_layout == "stereo" else {"left": 0}
         elements = [ImageBackground(src=getattr(eyes, side), key=EYE_KEYS[side], aspect=eyes.width / eyes.height,
                                     height=self.config.video_height_m, distanceToCamera=self.config.video_distance_m,
-                                    layers=EYE_LAYERS[side], interpolate=True) for side in ("left", "right")]
+                                    layers=layer, interpolate=True) for side, layer in layers.items()]
         event = Upsert(*elements, to=VIDEO_PARENT).serialize()
         event["camera"] = {"seq": eyes.seq, "stamp_ns": eyes.stamp_ns, "sent_ns": sent_ns}
         return packb(event, use_single_float=True, use_bin_type=True)

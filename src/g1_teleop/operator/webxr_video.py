@@ -16,6 +16,10 @@ The event (``webxr_server`` builds it with vuer's classes) is vuer's UPSERT as `
 floats as float32, binary ``src``), with one field the client ignores, ``camera``: the frame's ``seq``, its camera
 ``stamp_ns`` and the server's ``sent_ns`` (wall clock, ns; integers, since vuer's float32 ``ts`` cannot hold a time
 to the millisecond), from which a page measures the frames' latency (``webxr_client.video_frame``).
+
+Layers 1 and 2 are drawn only by a headset's eye cameras: a flat page (a laptop's browser, a phone) draws neither,
+the plane stays blank (seen in Chromium: white). The ``mono`` layout sends the left eye's image alone on layer 0,
+drawn by every camera (both of a headset's eyes see it, without depth).
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from PIL import JpegImagePlugin
 VIDEO_PARENT = "bgChildren"  # vuer's node for scene-fixed elements (where the Hands element goes too)
 EYE_KEYS = {"left": "robot-eye-left", "right": "robot-eye-right"}
 EYE_LAYERS = {"left": 1, "right": 2}  # three.js layers of the WebXR left and right eye cameras
+VIDEO_LAYOUTS = ("stereo", "mono")  # each eye its half on its layer; the left half on layer 0 for every camera
 
 
 @dataclass(frozen=True)

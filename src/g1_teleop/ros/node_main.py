@@ -13,7 +13,6 @@ import os
 import sys
 import traceback
 from collections.abc import Callable
-from pathlib import Path
 
 import rclpy
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
@@ -58,16 +57,15 @@ def run(node_factory: Callable[[], Node], args: list[str] | None = None) -> None
     ends as a normal stop, exit code 0.
     """
     stop_with_runner()
-    refused = fifo_from_environment(Path(sys.argv[0]).stem)  # (before rclpy starts DDS's threads: they inherit it)
     rclpy.init(args=args if args is not None else sys.argv)
-    if refused is not None:
-        rclpy.logging.get_logger("g1_teleop").warning(refused)
     executor = SingleThreadedExecutor()
     node = None
     code = 0
     try:
         node = node_factory()
         executor.add_node(node)
+        if (refused := fifo_from_environment(node.get_name())) is not None:  # (its start-up done at normal priority)
+            node.get_logger().warning(refused)
         spin(executor, node)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass

@@ -7,11 +7,14 @@ system clock) as publish time into a new bag folder (g1_teleop.core.rosbag), as 
 (robot_description, /tf_static, teleop/mode, teleop/gains) are subscribed transient local, so a recorder that
 joins late still gets their last message. Used by `g1-teleop record`
 and by the main job (the run directory's bag/). Topics that never carry a message are left out of the bag.
+:meth:`BagRecorder.watch_episodes` tells, as they happen, the episodes the operator marks with the joy buttons
+(tools/episode_marks.py; the marks themselves are read back from the bag's joy when a dataset is exported).
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import rclpy.subscription
@@ -28,8 +31,10 @@ from visualization_msgs.msg import MarkerArray
 
 from g1_teleop.core.rosbag import BagWriter
 from g1_teleop.ros.image_messages import QOS_IMAGE
+from g1_teleop.ros.messages import stamp_ns
 from g1_teleop.ros.qos import QOS_COMMAND, QOS_LATCHED, QOS_SENSOR, QOS_STATE, QOS_TF, QOS_TF_STATIC
 from g1_teleop.ros.tf_messages import TFMessage
+from g1_teleop.tools.episode_marks import EpisodeButtons, EpisodeMarks
 
 # The topic contract: each topic with its type and the QoS its publisher offers.
 GRAPH_TOPICS: dict[str, tuple[type, QoSProfile]] = {
@@ -103,6 +108,16 @@ class BagRecorder(Node):
                               info["source_timestamp"] or time.time_ns())
 
         return record
+
+    def watch_episodes(self, buttons: EpisodeButtons, tell: Callable[[str], None]) -> None:
+        """Call ``tell(event)`` with each episode event (``"episode 2 started"`` …) the joy buttons make."""
+        marks = EpisodeMarks(buttons)
+
+        def on_joy(msg: Joy) -> None:
+            if (event := marks.press(stamp_ns(msg.header.stamp), msg.buttons)) is not None:
+                tell(event)
+
+        self.create_subscription(Joy, "joy", on_joy, QOS_SENSOR)
 
     def close(self) -> dict[str, int]:
         """Finish the bag; returns the messages written per topic (fully qualified names)."""

@@ -77,10 +77,18 @@ def _cmd_record(args: argparse.Namespace) -> int:
     from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 
     from g1_teleop.tools.bag_recorder import BagRecorder
+    from g1_teleop.tools.lerobot_export import config_from_args
 
+    try:
+        buttons = config_from_args(args).episode_buttons
+    except ValueError as exc:
+        print(f"g1-teleop record: {exc}", file=sys.stderr)
+        return 2
     out = args.out or Path("bags") / datetime.now().strftime("%Y%m%d-%H%M%S")
     rclpy.init()
     recorder = BagRecorder(out, topics=args.topics, use_sim_time=args.use_sim_time, namespace=args.namespace)
+    if buttons is not None:
+        recorder.watch_episodes(buttons, lambda event: print(f"  {event}", flush=True))
     executor = SingleThreadedExecutor()
     executor.add_node(recorder)
     print(f"recording into {out} (Ctrl-C stops)", flush=True)
@@ -104,7 +112,7 @@ def _cmd_record(args: argparse.Namespace) -> int:
         print(f"  {topic}: {count}")
     print(f"bag: {out.resolve()}")
     if args.dataset is not None:
-        from g1_teleop.tools.lerobot_export import config_from_args, run_export
+        from g1_teleop.tools.lerobot_export import run_export
 
         return run_export([out], args.dataset, config_from_args(args), prog="g1-teleop record")
     return 0
@@ -311,19 +319,23 @@ def build_parser() -> argparse.ArgumentParser:
     record.add_argument("--use-sim-time", action="store_true", help="log times from /clock (a simulation)")
     record.add_argument("--duration", type=float, default=None, help="stop after this many wall seconds")
     record.add_argument("--dataset", type=Path, default=None, metavar="OUT",
-                        help="after recording, export the bag as a LeRobot dataset into OUT (one episode; the "
-                             "options of `g1-teleop dataset`: --task, --fps, …)")
+                        help="after recording, export the bag as a LeRobot dataset into OUT (the episodes marked "
+                             "with the joy buttons X start/end, Y discard, or the whole bag as one; the options of "
+                             "`g1-teleop dataset`: --task, --fps, --episode-buttons, …)")
     from g1_teleop.tools.lerobot_export import add_arguments as add_dataset_arguments
 
     add_dataset_arguments(record, with_sources=False)
     record.set_defaults(func=_cmd_record)
 
-    dataset = sub.add_parser("dataset", help="export bags as a LeRobot dataset (one episode per bag)",
+    dataset = sub.add_parser("dataset", help="export bags as a LeRobot dataset (the episodes marked in them, or "
+                             "one per bag)",
                              description="Resample each bag (a run directory, a bag folder or .mcap) on a fixed "
-                                         "grid of the graph's clock (50 Hz) and write it as an episode of a new "
-                                         "LeRobot dataset (v3.0): observation.state (29 measured positions), "
-                                         "observation.velocity, action (the 29 joint_command positions) and the "
-                                         "eyes' images as AV1 video when recorded.")
+                                         "grid of the graph's clock (50 Hz) and write the episodes the operator "
+                                         "marked with the joy buttons (X start/end, Y discard; none: the whole bag) "
+                                         "into a new LeRobot dataset (v3.0): observation.state (29 measured "
+                                         "positions), observation.velocity, action (the 29 joint_command "
+                                         "positions), the operator's wrists and the eyes' images as AV1 video when "
+                                         "recorded.")
     add_dataset_arguments(dataset)
     dataset.set_defaults(func=_cmd_dataset)
 

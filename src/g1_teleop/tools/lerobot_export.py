@@ -1,11 +1,15 @@
-"""Bags of the graph → a LeRobot dataset (Hugging Face's on-disk format, codebase version v3.0), one episode per bag.
+"""Bags of the graph → a LeRobot dataset (Hugging Face's on-disk format, codebase version v3.0): each bag one
+episode, or the episodes the operator marked in it with the joy buttons (tools/episode_marks.py: X starts and ends
+one, Y discards).
 
 Each frame, on a fixed grid of ``fps`` frames per second of the graph's clock (message stamps; 50 Hz is the
 command rate), holds the latest joint_states and joint_command stamped at or before it (tools/lerobot_frames.py):
 ``observation.state`` the 29 measured joint positions (rad, DDS motor order), ``observation.velocity`` their
-velocities (rad/s), ``action`` the 29 joint_command positions (rad), and, when the bag has the eyes' images
-(``eyes:=true``), ``observation.images.left_eye``/``right_eye`` as AV1 video (PyAV's libsvtav1, yuv420p, as LeRobot
-records). The folder::
+velocities (rad/s), ``action`` the 29 joint_command positions (rad); when the bag has the operator's wrists
+(xr/left_wrist, xr/right_wrist), ``observation.operator.left_wrist``/``right_wrist``: x, y, z (m) and the
+orientation w, x, y, z in the operator's frame (xr_input's frame_id), what the operator did; and, when the bag has
+the eyes' images (``eyes:=true``), ``observation.images.left_eye``/``right_eye`` as AV1 video (PyAV's libsvtav1,
+yuv420p, as LeRobot records). The folder::
 
     meta/info.json  meta/stats.json  meta/tasks.parquet  meta/episodes/chunk-000/file-000.parquet
     data/chunk-000/file-NNN.parquet  videos/observation.images.<camera>/chunk-000/file-NNN.mp4
@@ -27,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from g1_teleop.tools.episode_marks import EpisodeButtons, EpisodeMarks, parse_episode_buttons
 from g1_teleop.tools.lerobot_frames import (
     FrameError,
     Stream,
@@ -49,6 +54,8 @@ CAMERA_TOPICS = {  # camera name → (compressed topic, raw topic): the eyes nod
     "right_eye": ("camera/right/image_raw/compressed", "camera/right/image_raw"),
 }
 DEFAULT_TASK = "teleoperate the Unitree G1"
+OPERATOR_WRISTS = {"observation.operator.left_wrist": "xr/left_wrist",
+                   "observation.operator.right_wrist": "xr/right_wrist"}
 
 
 class DatasetError(ValueError):
@@ -69,6 +76,8 @@ class DatasetConfig:
     preset: int = 12  # SVT-AV1 speed preset (LeRobot's default)
     robot_type: str = "unitree_g1_29dof"
     joint_names: tuple[str, ...] = field(default_factory=tuple)  # default: config/g1_29dof.yaml's order
+    operator: bool = True  # observation.operator.* from the operator's wrists when the bag has them
+    episode_buttons: EpisodeButtons | None = field(default_factory=EpisodeButtons)  # None: one episode per bag
 
 
 @dataclass
@@ -81,14 +90,24 @@ class Episode:
     cameras: dict[str, tuple[Stream, np.ndarray]]  # camera → (its image messages, the held index per frame)
     max_age_s: dict[str, float]  # stream → the oldest held sample's age (s)
 
+    def __len__(self) -> int:
+        return len(self.grid_ns)
+
+    def between(self, start_ns: int, end_ns: int) -> Episode:
+        """The frames at start_ns <= t < end_ns (graph clock)."""
+        keep = (self.grid_ns >= start_ns) & (self.grid_ns < end_ns)
+        return Episode(self.source, self.grid_ns[keep], {k: v[keep] for k, v in self.vectors.items()},
+                       {c: (images, held[keep]) for c, (images, held) in self.cameras.items()}, self.max_age_s)
+
 
 def resolve_bag(path: Path) -> Path:
     """A run directory (g1-teleop sim) → its bag/; a bag folder or .mcap as is."""
     return path / "bag" if (path / "bag").is_dir() else path
 
 
-def episode_from_bag(path: Path, cfg: DatasetConfig, joint_names: tuple[str, ...]) -> Episode:
-    """Read a bag and resample it on the frame grid."""
+def episodes_from_bag(path: Path, cfg: DatasetConfig, joint_names: tuple[str, ...]) -> list[Episode]:
+    """Read a bag, resample it on the frame grid, and cut it into the episodes the operator marked (the whole bag
+    when none was started; an episode without frames is left out)."""
     from g1_teleop.core.joint_vector import JointIndex, MalformedJointMessage
     from g1_teleop.core.rosbag import BagError, read_bag
     from g1_teleop.tools.bag_analysis import stamp_of
@@ -96,7 +115,8 @@ def episode_from_bag(path: Path, cfg: DatasetConfig, joint_names: tuple[str, ...
     bag_path = resolve_bag(path)
     compressed_topics = [compressed for compressed, _ in CAMERA_TOPICS.values()] if cfg.images else []
     try:
-        bag = read_bag(bag_path, ["joint_states", "joint_command", *compressed_topics])
+        bag = read_bag(bag_path, ["joint_states", "joint_command", "joy", *OPERATOR_WRISTS.values(),
+                                  *compressed_topics])
         raw_topics = [raw for compressed, raw in CAMERA_TOPICS.values()
                       if cfg.images and not bag.get(compressed) and any(t.endswith(raw) for t in bag.topics)]
         if raw_topics:  # raw images (≈ 1 MB each) only for a camera recorded without its JPEGs
@@ -119,6 +139,12 @@ def episode_from_bag(path: Path, cfg: DatasetConfig, joint_names: tuple[str, ...
             raise DatasetError(f"{bag_path}: no {topic} messages of the {len(joint_names)} joints: a bag of the "
                                "graph has them (`g1-teleop record` or a run's bag/)")
         streams[topic] = first_per_stamp(topic, stamps, rows)
+    if cfg.operator and all(bag.get(topic) for topic in OPERATOR_WRISTS.values()):
+        for topic in OPERATOR_WRISTS.values():
+            poses = [(stamp_of(m.msg), m.msg.pose) for m in bag.get(topic)]
+            streams[topic] = first_per_stamp(topic, [s for s, _ in poses], [np.array(
+                [p.position.x, p.position.y, p.position.z, p.orientation.w, p.orientation.x, p.orientation.y,
+                 p.orientation.z], dtype=np.float32) for _, p in poses])
     images: dict[str, Stream] = {}
     for camera, (compressed, raw) in CAMERA_TOPICS.items():
         for topic in (compressed, raw) if cfg.images else ():
@@ -138,8 +164,27 @@ def episode_from_bag(path: Path, cfg: DatasetConfig, joint_names: tuple[str, ...
     if cfg.velocities:
         vectors["observation.velocity"] = state[:, n:]
     vectors["action"] = np.asarray(streams["joint_command"].values)[held["joint_command"]][:, :n]
+    for feature, topic in OPERATOR_WRISTS.items():
+        if topic in streams:
+            vectors[feature] = np.asarray(streams[topic].values)[held[topic]]
     ages = {name: float(sample_ages_s(s, grid, held[name]).max()) for name, s in {**streams, **images}.items()}
-    return Episode(path, grid, vectors, {c: (s, held[c]) for c, s in images.items()}, ages)
+    whole = Episode(path, grid, vectors, {c: (s, held[c]) for c, s in images.items()}, ages)
+    windows = _marked_windows(bag.get("joy"), cfg.episode_buttons, int(grid[-1]) + 1)
+    if windows is None:
+        return [whole]
+    return [part for start, end in windows if len(part := whole.between(start, end))]
+
+
+def _marked_windows(joy_messages, buttons: EpisodeButtons | None, end_ns: int) -> list[tuple[int, int]] | None:
+    """The episodes the operator's buttons marked in the bag's joy (None: none started, or marks not used)."""
+    from g1_teleop.tools.bag_analysis import stamp_of
+
+    if buttons is None:
+        return None
+    marks = EpisodeMarks(buttons)
+    for m in sorted(joy_messages, key=lambda m: stamp_of(m.msg)):
+        marks.press(stamp_of(m.msg), m.msg.buttons)
+    return marks.windows(end_ns)
 
 
 def _image_rgb(msg) -> np.ndarray:
@@ -302,7 +347,8 @@ def _write_meta(root: Path, cfg: DatasetConfig, joint_names: tuple[str, ...], ro
             "total_frames": frames, "total_tasks": 1, "chunks_size": CHUNKS_SIZE, "data_files_size_in_mb": 100,
             "video_files_size_in_mb": 200, "fps": cfg.fps, "splits": {"train": f"0:{len(rows)}"},
             "data_path": DATA_PATH, "video_path": VIDEO_PATH if cameras else None,
-            "features": build_features(joint_names, cfg.velocities, dict(sorted(cameras.items())))}
+            "features": build_features(joint_names, cfg.velocities, dict(sorted(cameras.items())),
+                                       operator=[key for key in OPERATOR_WRISTS if key in columns])}
     (root / "meta/info.json").write_text(json.dumps(info, indent=4) + "\n")
     (root / "meta/stats.json").write_text(json.dumps(stats, indent=4) + "\n")
 
@@ -333,19 +379,25 @@ def export_dataset(sources: list[Path], out: Path, cfg: DatasetConfig, overwrite
     cameras: dict[str, tuple[int, int, dict]] = {}
     image_samples: dict[str, list[np.ndarray]] = {}
     ages: dict[str, float] = {}
+    columns_of: list[str] = []
     try:
-        for e, source in enumerate(sources):
-            ep = episode_from_bag(Path(source), cfg, joint_names)
-            if e and sorted(ep.cameras) != sorted(cameras):
-                raise DatasetError(f"{source} has the cameras {sorted(ep.cameras) or 'none'}, {sources[0]} "
-                                   f"{sorted(cameras) or 'none'}: every episode needs the same features (or "
-                                   "--no-images)")
-            row, data = _write_episode(work, e, sum(r["length"] for r in rows), ep, cfg, cameras, image_samples)
-            rows.append(row)
-            for key, values in data.items():
-                columns.setdefault(key, []).append(values)
-            for name, age in ep.max_age_s.items():
-                ages[name] = max(age, ages.get(name, 0.0))
+        for source in sources:
+            for ep in episodes_from_bag(Path(source), cfg, joint_names):
+                if rows and (sorted(ep.cameras) != sorted(cameras) or sorted(ep.vectors) != sorted(columns_of)):
+                    raise DatasetError(f"{source} has the features {sorted(ep.vectors)} and cameras "
+                                       f"{sorted(ep.cameras) or 'none'}, {sources[0]} {sorted(columns_of)} and "
+                                       f"{sorted(cameras) or 'none'}: every episode needs the same features (or "
+                                       "--no-images, --no-operator)")
+                columns_of = list(ep.vectors)
+                row, data = _write_episode(work, len(rows), sum(r["length"] for r in rows), ep, cfg, cameras,
+                                           image_samples)
+                rows.append(row)
+                for key, values in data.items():
+                    columns.setdefault(key, []).append(values)
+                for name, age in ep.max_age_s.items():
+                    ages[name] = max(age, ages.get(name, 0.0))
+        if not rows:
+            raise DatasetError(f"no episode to write: the operator discarded every episode of {sources}")
         _write_meta(work, cfg, joint_names, rows, columns, cameras, image_samples)
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
@@ -374,11 +426,19 @@ def add_arguments(parser: argparse.ArgumentParser, with_sources: bool = True) ->
                         help="leave out the eyes' images even when the bag has them")
     parser.add_argument("--vcodec", default="libsvtav1", help="PyAV video encoder (default libsvtav1: AV1, as "
                         "LeRobot); e.g. libx264")
+    parser.add_argument("--no-operator", dest="operator", action="store_false",
+                        help="leave out observation.operator.* (the operator's wrists) even when the bag has them")
+    parser.add_argument("--episode-buttons", default="2,3", metavar="TOGGLE,DISCARD",
+                        help="Joy buttons that marked the episodes during the recording: TOGGLE starts and ends one, "
+                             "DISCARD drops the open or the last one (default 2,3: X and Y); a bag without a start "
+                             "press is one episode")
+    parser.add_argument("--whole-bags", action="store_true", help="one episode per bag, the buttons' marks ignored")
 
 
 def config_from_args(args: argparse.Namespace) -> DatasetConfig:
     return DatasetConfig(fps=args.fps, task=args.task, velocities=args.velocities, images=args.images,
-                         vcodec=args.vcodec)
+                         vcodec=args.vcodec, operator=args.operator,
+                         episode_buttons=None if args.whole_bags else parse_episode_buttons(args.episode_buttons))
 
 
 def run_export(sources: list[Path], out: Path, cfg: DatasetConfig, overwrite: bool = False,

@@ -332,13 +332,13 @@ def _run(config: VirtualRobotConfig, log: Callable[[str], None], stop: list[int]
     sim = Simulator(robot, build_mujoco_model(robot, timestep=config.step_s),
                     SimConfig(config.step_s, peer.lowstate_period_s, config.gantry))
     vr = VirtualRobot(sim, config.mode_machine, peer)
-    if config.priority and (refused := use_fifo_scheduling(config.priority, "virtual_robot")) is not None:
-        log(refused)  # (before DDS starts its threads: they inherit it)
     dds = RobotDds(config.domain_id, config.interface)
     lowstate_writer = dds.raw_writer(TOPIC_LOWSTATE)
     lowcmd_reader = dds.raw_reader(TOPIC_LOWCMD, history=LOWCMD_QUEUE_DEPTH)
     remote_reader = dds.raw_reader(TOPIC_WIRELESS_CONTROLLER, history=1)
     hands = EmulatedHands(dds) if config.dex3 else None
+    if config.priority and (refused := use_fifo_scheduling(config.priority, "virtual_robot")) is not None:
+        log(refused)  # (every thread, DDS's included, once started)
 
     log(f"virtual_robot ready: domain {config.domain_id}, interface {config.interface}, model "
         f"{robot.model_path.name}, peer {config.peer}, physics {config.step_s * 1e3:g} ms, LowState every "

@@ -47,6 +47,8 @@ ROBOT_DOMAIN_ID = 224
 TRIALS = 20  # per kind
 TRIALS_ENV = "G1_TELEOP_BENCH_DAMPING_TRIALS"
 STATE_TIMEOUT_ENV = "G1_TELEOP_BENCH_DAMPING_STATE_TIMEOUT_S"
+PRIORITY_ENV = "G1_TELEOP_BENCH_DAMPING_PRIORITY"  # P: SCHED_FIFO P for the LowCmd process and the virtual robot,
+# P-10 for the policy and hw_bridge's ROS side (the graph's lowcmd_priority and control_priority), as soak --priority
 MARGIN_S = 0.05  # the goal: damping within command_grace_s + this
 SETTLE_S = 2.0  # ACTIVE before a trial: the 1 s activate blend, then steady commands
 WAIT_S = 3.0  # after a kill or stop, beyond the grace: no damping LowCmd by then fails the trial
@@ -58,22 +60,28 @@ _AGE = re.compile(r"→ DAMP: no valid joint_command for (\d+(?:\.\d+)?) s")
 
 @dataclass(frozen=True)
 class DampingOptions:
-    """Trials per kind and hw_bridge's LowState timeout (s; None: shipped)."""
+    """Trials per kind, hw_bridge's LowState timeout (s; None: shipped) and the control path's real-time priority
+    (``PRIORITY_ENV``; 0: normal scheduling)."""
 
     trials: int = TRIALS
     state_timeout_s: float | None = None
+    priority: int = 0
 
     def __post_init__(self) -> None:
         if self.trials < 1:
             raise ValueError(f"{TRIALS_ENV}: give a positive number of trials, got {self.trials}")
         if self.state_timeout_s is not None and not self.state_timeout_s > 0:
             raise ValueError(f"{STATE_TIMEOUT_ENV}: give a positive number of seconds, got {self.state_timeout_s}")
+        if not 0 <= self.priority <= 99:
+            raise ValueError(f"{PRIORITY_ENV}: give 0 (normal scheduling) or a SCHED_FIFO priority 1–99, got "
+                             f"{self.priority}")
 
     @classmethod
     def from_env(cls, env: dict[str, str] | os._Environ[str]) -> DampingOptions:
         """The options set in ``env`` (unset or empty: the defaults); ValueError naming the variable to fix."""
         values: dict[str, object] = {}
-        for name, key, kind in ((TRIALS_ENV, "trials", int), (STATE_TIMEOUT_ENV, "state_timeout_s", float)):
+        for name, key, kind in ((TRIALS_ENV, "trials", int), (STATE_TIMEOUT_ENV, "state_timeout_s", float),
+                                (PRIORITY_ENV, "priority", int)):
             text = env.get(name, "").strip()
             if text:
                 try:
@@ -189,7 +197,8 @@ def bench_damping() -> dict[str, float | None]:
     shipped = BridgeSafetyConfig()
     grace_s = shipped.command_grace_s
     damping_kd = load_robot().gains(shipped.damping_gain_profile)[1]
-    cfg = VirtualGraphConfig(ROS_DOMAIN_ID, ROBOT_DOMAIN_ID, "builtin", "default", options.state_timeout_s)
+    cfg = VirtualGraphConfig(ROS_DOMAIN_ID, ROBOT_DOMAIN_ID, "builtin", "default", options.state_timeout_s,
+                             options.priority, max(1, options.priority - 10) if options.priority else 0)
     nodes = virtual_graph_nodes(cfg)
     graph_grace_s = float(next(n for n in nodes if n.name == "hw_bridge").parameters["command_grace_s"])
     if graph_grace_s != grace_s:
@@ -294,7 +303,8 @@ def bench_damping() -> dict[str, float | None]:
         dds.close()
         operator.close()
     figures: dict[str, float | None] = {"grace_s": grace_s, "state_timeout_s": options.state_timeout_s
-                                        or shipped.state_timeout_s, "false_trips": false_trips,
+                                        or shipped.state_timeout_s, "priority": options.priority,
+                                        "false_trips": false_trips,
                                         "load_1m": round(os.getloadavg()[0], 2)}
     for kind in KINDS:
         figures.update(damping_figures(kind, delays[kind], reasons[kind], grace_s, ages[kind], gaps[kind]))

@@ -14,6 +14,10 @@ reach a robot or a graph on the network). Figures:
 * ``command_latency``: this process publishes joint_command at 50 Hz, each with a distinct left elbow
   target; the latency is from the publish to the arrival of the first LowCmd that carries it (ms), over
   every phase of the 2 ms loop (``COMMAND_PERIOD_S``).
+
+``G1_TELEOP_BENCH_LOWCMD_PRIORITY=P`` runs the bridge as a robot's computer would (``lowcmd_priority:=P``,
+``control_priority:=P-10``) and the virtual robot and this process's probe, which stand for the robot, at SCHED_FIFO
+P; ``priority`` in the figures (0: normal scheduling).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from g1_teleop.core.realtime_loop import Pacer
+from g1_teleop.core.realtime_priority import use_fifo_scheduling
 from g1_teleop.tools.bench.figures import BenchError, percentiles
 
 if TYPE_CHECKING:
@@ -48,6 +53,7 @@ MAX_LATENCY_S = 0.5  # a command whose LowCmd has not come by then counts as los
 # 7 commands. At exactly 20 ms (ten ticks) the phase between publisher and loop hardly moves, and a run's
 # latency would be that one phase's (measured: p50 1.2 to 3.3 ms between runs of the same code).
 COMMAND_PERIOD_S = 0.0203
+PRIORITY_ENV = "G1_TELEOP_BENCH_LOWCMD_PRIORITY"
 
 
 def _encode_and_write(probe: RobotProbe, writes: int) -> dict[str, float]:
@@ -185,17 +191,21 @@ def bench_lowcmd(seconds: float = 5.0, writes: int = 2500) -> dict[str, float]:
         raise BenchError("unitree_sdk2py is not installed: run scripts/install_robot_sdk.sh (./run test does)") \
             from None
     robot = load_robot()
+    priority = _priority(os.environ.get(PRIORITY_ENV, ""))
     env = {"ROS_DOMAIN_ID": str(ROS_DOMAIN_ID), "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}
     nodes = load_graph("real").resolve({"robot": "virtual", "network_interface": "lo",
                                         "robot_domain_id": str(ROBOT_DOMAIN_ID), "controller": "hold",
-                                        "command_timeout_s": "0.25"})
+                                        "command_timeout_s": "0.25", "lowcmd_priority": str(priority),
+                                        "control_priority": str(max(1, priority - 10) if priority else 0)})
     nodes = [n if n.name != "hw_bridge" else dataclasses.replace(
         n, parameters={**n.parameters, "ramp_duration_s": 0.5, "activate_blend_s": 0.0})
         for n in nodes if n.name in ("virtual_robot", "hw_bridge")]
     log: list[str] = []
     graph = GraphProcesses([n for n in nodes if n.name == "virtual_robot"], env=env, output=log.append)
     bridge = GraphProcesses([n for n in nodes if n.name == "hw_bridge"], env=env, output=log.append)
-    probe = RobotProbe(ROBOT_DOMAIN_ID)
+    if priority and (refused := use_fifo_scheduling(priority, "bench lowcmd's probe")) is not None:
+        raise BenchError(f"{PRIORITY_ENV}={priority}: {refused}")
+    probe = RobotProbe(ROBOT_DOMAIN_ID)  # (its DDS threads inherit the priority)
     os.environ.update(env)  # this process's ROS side too
     context = rclpy.Context()
     rclpy.init(context=context, domain_id=ROS_DOMAIN_ID)
@@ -247,5 +257,16 @@ def bench_lowcmd(seconds: float = 5.0, writes: int = 2500) -> dict[str, float]:
         **{f"bridge_{key}": float(bridge_figures[key]) for key in (
             "lowcmd_period_p50_ms", "lowcmd_period_p99_ms", "lowcmd_tick_p50_us", "lowcmd_tick_p99_us",
             "lowcmd_loop_cpu_percent", "lowcmd_process_cpu_percent", "process_cpu_percent") if key in bridge_figures},
-        "seconds": seconds,
+        "seconds": seconds, "priority": priority,
     }
+
+
+def _priority(text: str) -> int:
+    """``PRIORITY_ENV``'s value: 0 (unset or empty) or a SCHED_FIFO priority; BenchError naming the variable."""
+    try:
+        priority = int(text.strip() or 0)
+    except ValueError:
+        raise BenchError(f"{PRIORITY_ENV}={text!r}: give a whole number 0–99") from None
+    if not 0 <= priority <= 99:
+        raise BenchError(f"{PRIORITY_ENV}={text!r}: give 0 (normal scheduling) or a SCHED_FIFO priority 1–99")
+    return priority
