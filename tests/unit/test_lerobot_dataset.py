@@ -201,6 +201,12 @@ def test_pandas_reads_the_tasks_indexed_by_task_and_the_episodes(exported) -> No
     assert episodes["videos/observation.images.left_eye/file_index"].tolist() == [0, 1]
 
 
+def test_the_export_leaves_this_process_at_its_scheduling(exported) -> None:
+    """SVT-AV1 puts the thread that opens an encoder at SCHED_FIFO 99 (as root): the export gives it back (else every
+    process started afterwards inherits real-time priority)."""
+    assert (os.sched_getscheduler(0), os.sched_getparam(0).sched_priority) == (os.SCHED_OTHER, 0)
+
+
 def test_pyav_decodes_one_video_frame_per_data_frame(exported) -> None:
     ds, _ = exported
     with av.open(str(ds / "videos/observation.images.left_eye/chunk-000/file-000.mp4")) as container:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Iterator
 
 SCHED_FIFO_ENV = "G1_TELEOP_SCHED_FIFO"  # a node's SCHED_FIFO priority: the runners set it from the graph
 
@@ -44,3 +45,17 @@ def fifo_from_environment(what: str) -> str | None:
     if not 1 <= priority <= 99:
         return f"{what}: {SCHED_FIFO_ENV}={text!r} is not a priority 1–99: normal scheduling"
     return use_fifo_scheduling(priority, what)
+
+
+@contextlib.contextmanager
+def scheduling_kept() -> Iterator[None]:
+    """Give the calling thread back the scheduling it had, whatever the code inside does to it. SVT-AV1 (PyAV's
+    libsvtav1, the LeRobot export's encoder) puts the thread that opens an encoder at SCHED_FIFO 99 when it may (as
+    root): every process started afterwards from that thread inherited it (measured: a whole test suite at FIFO 99
+    after one export, its real-time graphs starving each other)."""
+    policy, param = os.sched_getscheduler(0), os.sched_getparam(0)
+    try:
+        yield
+    finally:
+        if (os.sched_getscheduler(0), os.sched_getparam(0).sched_priority) != (policy, param.sched_priority):
+            os.sched_setscheduler(0, policy, param)

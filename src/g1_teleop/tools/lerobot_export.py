@@ -31,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from g1_teleop.core.realtime_priority import scheduling_kept
 from g1_teleop.tools.episode_marks import EpisodeButtons, EpisodeMarks, parse_episode_buttons
 from g1_teleop.tools.lerobot_frames import (
     FrameError,
@@ -217,7 +218,7 @@ def encode_video(path: Path, images: Stream, held: np.ndarray, cfg: DatasetConfi
     options = {"g": str(cfg.gop)}
     if cfg.vcodec in ("libsvtav1", "libx264", "libx265"):
         options.update(crf=str(cfg.crf), preset=str(cfg.preset) if cfg.vcodec == "libsvtav1" else "medium")
-    with av.open(str(path), "w") as container:
+    with scheduling_kept(), av.open(str(path), "w") as container:
         try:
             stream = container.add_stream(cfg.vcodec, rate=cfg.fps, options=options)
         except (ValueError, av.FFmpegError) as exc:
