@@ -87,7 +87,7 @@ def test_the_vision_pro_app_stream_drives_the_arms_and_a_pinch_closes_the_dex3_h
     try:
         until(lambda: any(s.startswith("Vision Pro 127.0.0.1") and "connected: hands" in s for s in seen.status),
               f"xr/status connected (got {seen.status[-1:]})", timeout_s=90)
-        assert seen.clutch_state() == "disengaged"
+        until(lambda: seen.clutch_state() == "disengaged", "the clutch's latched state: disengaged")
         until(lambda: "left" in seen.hands and len(hand_targets) > 5 and left_names[0] in simulated,
               "xr/*_hand, teleop/hand_target and the simulated hands' hand_states")
         assert len(seen.hands["left"].poses) == 25
