@@ -26,7 +26,7 @@ from rclpy.parameter import Parameter
 from rclpy.qos import HistoryPolicy, QoSProfile
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import CompressedImage, Imu, JointState, Joy, TimeReference
-from std_msgs.msg import String
+from std_msgs.msg import Float32, String
 from visualization_msgs.msg import MarkerArray
 
 from g1_teleop.core.rosbag import BagWriter
@@ -47,6 +47,7 @@ GRAPH_TOPICS: dict[str, tuple[type, QoSProfile]] = {
     "joy": (Joy, QOS_SENSOR),
     "cmd_vel": (Twist, QOS_SENSOR),
     "teleop/mode_request": (String, QOS_COMMAND),
+    "teleop/squat_height": (Float32, QOS_COMMAND),
     "teleop/arm_target": (JointState, QOS_COMMAND),
     "teleop/mode": (String, QOS_LATCHED),
     "teleop/trace": (TimeReference, QOS_COMMAND),
