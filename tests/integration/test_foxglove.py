@@ -57,8 +57,11 @@ def enough(topic: str, messages: list) -> bool:
     return len(messages) >= 3
 
 
-async def receive(url: str, deadline: float) -> tuple[dict[str, dict], dict[str, list[object]], list[int]]:
-    """Advertised channels by topic, decoded messages by topic of the WANTED ones, and the times broadcast."""
+async def receive(url: str, deadline: float,
+                  statuses: list[str]) -> tuple[dict[str, dict], dict[str, list[object]], list[int]]:
+    """Advertised channels by topic, decoded messages by topic of the WANTED ones, and the times broadcast,
+    until each wanted topic has enough and the layout's topics are advertised; the server's status messages
+    go to ``statuses``."""
     channels: dict[str, dict] = {}
     messages: dict[str, list[object]] = {topic: [] for topic in WANTED}
     times: list[int] = []
@@ -68,13 +71,16 @@ async def receive(url: str, deadline: float) -> tuple[dict[str, dict], dict[str,
             pass
     async with websockets.connect(url, subprotocols=SUBPROTOCOLS, max_size=None) as ws:
         assert ws.subprotocol == "foxglove.sdk.v1"
-        while time.monotonic() < deadline and not all(enough(t, m) for t, m in messages.items()):
+        while time.monotonic() < deadline and not (all(enough(t, m) for t, m in messages.items())
+                                                   and LAYOUT_TOPICS <= set(channels)):
             try:
                 frame = await asyncio.wait_for(ws.recv(), timeout=max(deadline - time.monotonic(), 0.1))
             except TimeoutError:
                 break
             if isinstance(frame, str):
                 op = json.loads(frame)
+                if op["op"] == "status":
+                    statuses.append(f"{op.get('level')}: {op.get('message')}")
                 if op["op"] == "advertise":
                     for channel in op["channels"]:
                         channels[channel["topic"]] = channel
@@ -109,21 +115,26 @@ def test_a_foxglove_client_gets_the_robot_description_joint_states_and_frames(ro
             assert time.monotonic() < deadline and not graph.check(), "\n".join(lines[-30:])
             time.sleep(0.2)
         time.sleep(3.0)  # robot_description has long been published when the client subscribes
-        channels, messages, times = asyncio.run(receive(f"ws://127.0.0.1:{port}", time.monotonic() + 30.0))
+        statuses: list[str] = []
+        channels, messages, times = asyncio.run(receive(f"ws://127.0.0.1:{port}", time.monotonic() + 30.0,
+                                                        statuses))
     finally:
         graph.stop()
+    received = {topic: len(m) for topic, m in messages.items()}
+    why = f"received {received}; server status: {statuses}\n" + "\n".join(lines[-60:])
     for topic, type_name in WANTED.items():
         assert topic in channels, f"{topic} not advertised; advertised: {sorted(channels)}\n" + "\n".join(lines[-30:])
         channel = channels[topic]
         assert (channel["encoding"], channel["schemaName"], channel["schemaEncoding"]) == ("cdr", type_name, "ros2msg")
     assert channels["/joint_states"]["schema"].startswith("std_msgs/Header header\nstring[] name\nfloat64[] position")
-    assert [m.data for m in messages["/robot_description"]][:1] == [robot.model_path.read_text()]
+    assert [m.data for m in messages["/robot_description"]][:1] == [robot.model_path.read_text()], why
     states = messages["/joint_states"]
-    assert len(states) >= 3 and all(list(s.name) == list(robot.joint_names) for s in states)
+    assert len(states) >= 3 and all(list(s.name) == list(robot.joint_names) for s in states), why
+    assert messages["/tf_static"], why
     assert {t.child_frame_id for t in messages["/tf_static"][0].transforms} == {
         "imu_in_pelvis", "left_eye", "right_eye", "left_ee", "right_ee"}
     assert any(t.child_frame_id == "left_elbow_link" for m in messages["/tf"] for t in m.transforms)
-    assert len(messages["/teleop/wrist_markers"][-1].markers) == 8
+    assert enough("/teleop/wrist_markers", messages["/teleop/wrist_markers"]), why
     assert times and times == sorted(times), "the simulated time the bridge broadcasts"
     missing = LAYOUT_TOPICS - set(channels)
     assert not missing, f"the layout shows topics the graph lacks: {sorted(missing)}"

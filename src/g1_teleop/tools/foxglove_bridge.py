@@ -81,11 +81,15 @@ class FoxgloveBridge(Node):
                 self.skipped.add(name)
                 self.get_logger().warning(f"{name} {types}: not relayed (one type with a known definition needed)")
                 continue
+            qos = matching_qos(publishers, depth=10)
             try:
-                self.relays[name] = _Relay(self, name, types[0], matching_qos(publishers, depth=10))
+                self.relays[name] = _Relay(self, name, types[0], qos)
             except ValueError as exc:  # its Python message package is not installed
                 self.skipped.add(name)
                 self.get_logger().warning(f"{name}: not relayed: {exc}")
+                continue
+            self.get_logger().info(f"relaying {name} ({types[0]}, {qos.reliability.name.lower()}, "
+                                   f"{qos.durability.name.lower()}; {len(publishers)} publisher(s))")
 
     def on_subscribe(self, _client: Client, channel: ChannelView) -> None:
         """(Server thread.) A latched topic's last message goes again to a client that subscribes later."""
