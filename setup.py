@@ -22,6 +22,7 @@ setup(
         (f"share/{PACKAGE}/config/graphs", glob("config/graphs/*.yaml")),
         (f"share/{PACKAGE}/config/policies", glob("config/policies/*.yaml")),
         (f"share/{PACKAGE}/config/foxglove", glob("config/foxglove/*.json")),
+        (f"share/{PACKAGE}/config/dds", glob("config/dds/*.xml")),
         (f"share/{PACKAGE}/urdf", glob("urdf/*")),
     ],
     install_requires=["setuptools"],

@@ -9,7 +9,10 @@ import pytest
 
 from g1_teleop.core.mujoco_model import build_mujoco_model
 from g1_teleop.core.robot_description import Robot, load_robot
+from g1_teleop.launching.dds_discovery import discovery_environment
 from support.shared_data import REQUIRE_ENV, SHARED
+
+os.environ.update(discovery_environment(os.environ))  # the tests' own ROS nodes discover the graph's as its do
 
 
 @pytest.fixture(scope="session")
