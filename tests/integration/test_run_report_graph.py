@@ -130,3 +130,61 @@ def test_record_joining_late_gets_the_latched_description_and_both_readers_agree
     assert all(abs(m.log_time_ns - m.publish_time_ns) < 1e9 for m in states_read)  # both on the system clock
     assert assert_readers_agree(out) == len(states_read) + len(bag.get("joy")) + 1
     assert "episode 1 started" in output and "episode 1 ended" in output, output  # told as they happen
+
+
+def test_the_record_argument_exports_the_marked_episode_when_the_graph_stops(rclpy_context, tmp_path, monkeypatch):
+    """record:=dataset: the graph's own recorder; the operator (this test, as the gamepad) presses X twice, 2 s of
+    simulated time apart; the graph is stopped as Ctrl-C would, and the recorder exports that episode before it
+    exits, into datasets/ beside its bag in the working directory."""
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+    from rosgraph_msgs.msg import Clock
+    from sensor_msgs.msg import Joy
+    from std_msgs.msg import Empty
+
+    from g1_teleop.launching.graph_description import load_graph
+    from g1_teleop.launching.process_runner import GraphProcesses
+    from g1_teleop.ros.qos import QOS_LATCHED, QOS_SENSOR, QOS_STATE
+
+    monkeypatch.chdir(tmp_path)
+    lines: list[str] = []
+    graph = GraphProcesses(load_graph("sim").resolve({"record": "dataset", "wait_for_start": "true"}),
+                           output=lines.append)
+    node = rclpy.create_node("gamepad", context=rclpy_context)
+    joy = node.create_publisher(Joy, "joy", QOS_SENSOR)
+    start = node.create_publisher(Empty, "sim/start", QOS_LATCHED)
+    clock: list[Clock] = [Clock()]
+    node.create_subscription(Clock, "/clock", lambda m: clock.__setitem__(0, m), QOS_STATE)
+    executor = SingleThreadedExecutor(context=rclpy_context)
+    executor.add_node(node)
+    graph.start()
+
+    def spin_until(t_s: float) -> None:
+        deadline = time.monotonic() + 90.0
+        while clock[0].clock.sec + clock[0].clock.nanosec * 1e-9 < t_s:
+            assert time.monotonic() < deadline and not graph.check(), "\n".join(lines[-40:])
+            executor.spin_once(timeout_sec=0.02)
+
+    try:
+        deadline = time.monotonic() + 60.0
+        while not any("recording into" in line for line in lines) or joy.get_subscription_count() < 2:
+            assert time.monotonic() < deadline and not graph.check(), "\n".join(lines[-40:])
+            executor.spin_once(timeout_sec=0.05)  # the recorder and the policy hear the gamepad
+        start.publish(Empty())
+        for press_s in (1.0, 3.0):  # X down 0.2 s: the episode starts, then ends
+            for t_s, x in ((press_s, 1), (press_s + 0.2, 0)):
+                spin_until(t_s)
+                press = Joy(buttons=[0, 0, x, 0])
+                press.header.stamp = clock[0].clock
+                joy.publish(press)
+        spin_until(3.5)
+    finally:
+        codes = graph.stop()
+        executor.shutdown()
+        node.destroy_node()
+    log = "\n".join(lines)
+    assert codes["recorder"] == 0, log[-3000:]
+    assert "episode 1 started" in log and "episode 1 ended" in log, log[-3000:]
+    (bag,) = (tmp_path / "bags").iterdir()
+    info = json.loads((tmp_path / "datasets" / bag.name / "meta/info.json").read_text())
+    assert info["total_episodes"] == 1 and abs(info["total_frames"] - 2.0 * info["fps"]) <= 0.25 * info["fps"], info

@@ -236,9 +236,10 @@ def test_record_takes_the_export_options() -> None:
     from g1_teleop.tools.lerobot_export import config_from_args
 
     args = build_parser().parse_args(["record", "--dataset", "ds", "--task", "wave", "--fps", "25", "--no-images"])
-    assert args.dataset == Path("ds")
+    assert args.dataset == "ds"
     assert config_from_args(args) == DatasetConfig(fps=25, task="wave", images=False)
     assert build_parser().parse_args(["record"]).dataset is None
+    assert build_parser().parse_args(["record", "--dataset"]).dataset == ""  # datasets/ and the bag's name
 
 
 def test_raw_images_become_video_and_an_unknown_encoder_is_refused(tmp_path: Path) -> None:

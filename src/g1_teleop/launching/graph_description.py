@@ -2,13 +2,14 @@
 
 A graph file (config/graphs/NAME.yaml) declares typed arguments and the nodes with their parameters;
 ``$(arg NAME)`` inside a parameter value (or a plain process's argument) is replaced by the argument's
-value. A node with ``when: {ARG: VALUE}`` runs only when that argument has that value (``[V1, V2]``: one of
-them); ``ros: false``
-marks a plain process (``python -m g1_teleop.EXECUTABLE ARGUMENTS…``, e.g. the virtual robot); ``nice: N``
-(0–19) runs a node at that lower CPU priority: the observers (frames, cameras, Foxglove) yield the cores to the
-control path on a small machine; ``priority: P`` (a number or ``$(arg …)``; 0 none) asks SCHED_FIFO priority P for
-a ROS node of the control path (the runners pass it in ``G1_TELEOP_SCHED_FIFO``; the node applies it to all its
-threads once constructed, or logs why it could not). ROS-free.
+value (an argument with ``choices`` takes one of them only). A node with ``when: {ARG: VALUE}`` runs only when
+that argument has that value (``[V1, V2]``: one of them); ``ros: false`` marks a plain process (``python -m
+g1_teleop.EXECUTABLE ARGUMENTS…``, e.g. the virtual robot); ``nice: N`` (0–19) runs a node at that lower CPU
+priority: the observers (frames, cameras, Foxglove) yield the cores to the control path on a small machine;
+``priority: P`` (a number or ``$(arg …)``; 0 none) asks SCHED_FIFO priority P for a ROS node of the control path
+(the runners pass it in ``G1_TELEOP_SCHED_FIFO``; the node applies it to all its threads once constructed, or logs
+why it could not); ``stop_timeout_s: S`` gives a node S seconds from the stop signal to finish its work before it
+is killed (default 5: a recorder that exports a dataset needs longer). ROS-free.
 """
 
 from __future__ import annotations
@@ -46,9 +47,12 @@ class Argument:
     default: str
     description: str = ""
     type: str = "str"
+    choices: tuple[str, ...] = ()  # the values allowed (empty: any of the type)
 
     def convert(self, text: str) -> Any:
         try:
+            if self.choices and text not in self.choices:
+                raise ValueError(f"not one of {list(self.choices)}")
             if self.type == "bool":
                 return _to_bool(text)
             return _TYPES[self.type](text)
@@ -68,6 +72,7 @@ class NodeSpec:
     when: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (argument, its allowed values) pairs that must all hold
     nice: int = 0  # the process's niceness (0–19): higher yields the CPU to the others
     priority: Any = 0  # SCHED_FIFO priority (1–99, or "$(arg …)" until resolved); 0: normal scheduling
+    stop_timeout_s: float = 5.0  # from the stop signal (SIGINT or SIGTERM) to SIGKILL (s)
 
 
 @dataclass(frozen=True)
@@ -153,6 +158,7 @@ def load_graph(name: str) -> Graph:
                 default=str(spec.get("default", "")),
                 description=str(spec.get("description", "")),
                 type=str(spec.get("type", "str")),
+                choices=tuple(str(c) for c in spec.get("choices") or ()),
             )
             for arg_name, spec in (data.get("arguments") or {}).items()
         )
@@ -177,11 +183,15 @@ def load_graph(name: str) -> Graph:
                                for k, v in (spec.get("when") or {}).items()),
                     nice=spec.get("nice", 0),
                     priority=spec.get("priority", 0),
+                    stop_timeout_s=spec.get("stop_timeout_s", 5.0),
                 )
             )
             if type(nodes[-1].nice) is not int or not 0 <= nodes[-1].nice <= 19:
                 raise GraphError(f"{path}: nodes[{i}] ({nodes[-1].name}): nice must be an integer 0–19, "
                                  f"got {nodes[-1].nice!r}")
+            if type(nodes[-1].stop_timeout_s) not in (int, float) or not nodes[-1].stop_timeout_s > 0:
+                raise GraphError(f"{path}: nodes[{i}] ({nodes[-1].name}): stop_timeout_s must be a number of "
+                                 f"seconds > 0, got {nodes[-1].stop_timeout_s!r}")
     except (AttributeError, TypeError) as exc:
         raise GraphError(f"{path}: malformed graph file ({exc})") from None
     if not nodes:

@@ -10,14 +10,16 @@ world → pelvis, xr_world and the wrist markers: ``links`` false), and foxglove
 from __future__ import annotations
 
 import dataclasses
+import os
 import sys
 
-from launch.actions import DeclareLaunchArgument, ExecuteProcess, OpaqueFunction, Shutdown
+from launch.actions import DeclareLaunchArgument, ExecuteProcess, OpaqueFunction, SetEnvironmentVariable, Shutdown
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
 from g1_teleop.core.realtime_priority import SCHED_FIFO_ENV
 from g1_teleop.core.robot_description import load_robot
+from g1_teleop.launching.dds_discovery import discovery_environment
 from g1_teleop.launching.graph_description import NodeSpec, load_graph
 from launch import LaunchDescription
 
@@ -63,19 +65,23 @@ def graph_launch_description(graph_name: str) -> LaunchDescription:
                 continue
             on_exit = Shutdown(reason=f"required node {spec.name} exited") if spec.required else None
             prefix = f"nice -n {spec.nice}" if spec.nice else None
+            stopping = {"sigterm_timeout": str(spec.stop_timeout_s)}  # Ctrl-C → SIGINT, then SIGTERM after this
             if spec.ros:
                 actions.append(Node(package="g1_teleop", executable=spec.executable, name=spec.name,
                                     parameters=[spec.parameters], remappings=list(spec.remappings),
                                     output="screen", emulate_tty=True, on_exit=on_exit, prefix=prefix,
-                                    additional_env={SCHED_FIFO_ENV: str(spec.priority)} if spec.priority else None))
+                                    additional_env={SCHED_FIFO_ENV: str(spec.priority)} if spec.priority else None,
+                                    **stopping))
             else:
                 actions.append(ExecuteProcess(cmd=[sys.executable, "-m", f"g1_teleop.{spec.executable}",
                                                    *spec.arguments], name=spec.name, output="screen",
-                                              on_exit=on_exit, prefix=prefix))
+                                              on_exit=on_exit, prefix=prefix, **stopping))
         return actions
 
     return LaunchDescription([
-        *[DeclareLaunchArgument(a.name, default_value=a.default, description=a.description)
+        *[DeclareLaunchArgument(a.name, default_value=a.default, description=a.description,
+                                **({"choices": list(a.choices)} if a.choices else {}))
           for a in graph.arguments],
+        *[SetEnvironmentVariable(name, value) for name, value in discovery_environment(os.environ).items()],
         OpaqueFunction(function=nodes),
     ])

@@ -26,6 +26,7 @@ import yaml
 
 from g1_teleop.core.process_lifetime import RUNNER_PID_ENV
 from g1_teleop.core.realtime_priority import SCHED_FIFO_ENV
+from g1_teleop.launching.dds_discovery import discovery_environment
 from g1_teleop.launching.graph_description import NodeSpec
 
 
@@ -69,6 +70,7 @@ class GraphProcesses:
         self.namespace = namespace
         self.command_prefix = list(command_prefix)
         self.env = {**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1", RUNNER_PID_ENV: str(os.getpid())}
+        self.env.update(discovery_environment(self.env))
         self.output = output or (lambda line: print(line, flush=True))
         self._children: list[_Child] = []
         self._killed: set[str] = set()  # nodes stopped on purpose (fault injection): their exit is no failure
@@ -146,19 +148,22 @@ class GraphProcesses:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(pid, sig)
 
-    def stop(self, timeout_s: float = 5.0) -> dict[str, int | None]:
-        """SIGTERM every node, then SIGKILL what is left; return the exit codes."""
-        for sig, wait_s in ((signal.SIGTERM, timeout_s), (signal.SIGKILL, 2.0)):
+    def stop(self) -> dict[str, int | None]:
+        """SIGTERM every node, then SIGKILL what is left after its ``stop_timeout_s``; return the exit codes."""
+        for sig in (signal.SIGTERM, signal.SIGKILL):
             running = [c for c in self._children if c.process.poll() is None]
             if not running:
                 break
             for child in running:
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(child.process.pid, sig)
-            deadline = time.monotonic() + wait_s
+            sent = time.monotonic()
             for child in running:
+                wait_s = child.spec.stop_timeout_s if sig == signal.SIGTERM else 2.0
+                if wait_s > 10.0 and child.process.poll() is None:
+                    self.output(f"[runner] waiting up to {wait_s:g} s for {child.spec.name} to finish")
                 with contextlib.suppress(subprocess.TimeoutExpired):
-                    child.process.wait(max(0.0, deadline - time.monotonic()))
+                    child.process.wait(max(0.0, sent + wait_s - time.monotonic()))
         for child in self._children:
             child.pump.join(timeout=1.0)
         self._tmp.cleanup()

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import signal
 import sys
 from pathlib import Path
 
 from g1_teleop.control.learned.policy_files import PolicyFileError
+from g1_teleop.launching.dds_discovery import discovery_environment
 
 
 def _cmd_sim(args: argparse.Namespace) -> int:
@@ -58,7 +61,8 @@ def _cmd_launch(args: argparse.Namespace) -> int:
         values[name] = value
     if args.show_args:
         for arg in graph.arguments:
-            print(f"{arg.name}:={arg.default}  ({arg.type}) {arg.description}")
+            kind = " | ".join(arg.choices) if arg.choices else arg.type
+            print(f"{arg.name}:={arg.default}  ({kind}) {arg.description}")
         return 0
     processes = GraphProcesses(graph.resolve(values), namespace=args.namespace)
     try:
@@ -70,11 +74,13 @@ def _cmd_launch(args: argparse.Namespace) -> int:
 
 
 def _cmd_record(args: argparse.Namespace) -> int:
+    import threading
     import time
     from datetime import datetime
 
     import rclpy
-    from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.signals import SignalHandlerOptions
 
     from g1_teleop.tools.bag_recorder import BagRecorder
     from g1_teleop.tools.lerobot_export import config_from_args
@@ -85,7 +91,10 @@ def _cmd_record(args: argparse.Namespace) -> int:
         print(f"g1-teleop record: {exc}", file=sys.stderr)
         return 2
     out = args.out or Path("bags") / datetime.now().strftime("%Y%m%d-%H%M%S")
-    rclpy.init()
+    stop = threading.Event()  # Ctrl-C or the graph stopping (SIGINT, SIGTERM): close the bag, then export
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
     recorder = BagRecorder(out, topics=args.topics, use_sim_time=args.use_sim_time, namespace=args.namespace)
     if buttons is not None:
         recorder.watch_episodes(buttons, lambda event: print(f"  {event}", flush=True))
@@ -94,14 +103,12 @@ def _cmd_record(args: argparse.Namespace) -> int:
     print(f"recording into {out} (Ctrl-C stops)", flush=True)
     start = last = time.monotonic()
     try:
-        while args.duration is None or time.monotonic() - start < args.duration:
+        while not stop.is_set() and (args.duration is None or time.monotonic() - start < args.duration):
             executor.spin_once(timeout_sec=0.1)
             if time.monotonic() - last >= 2.0:
                 last = time.monotonic()
                 counts = recorder.writer.counts
                 print(f"  {sum(counts.values())} messages on {len(counts)} topics", flush=True)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
     finally:
         counts = recorder.close()
         executor.shutdown()
@@ -110,11 +117,15 @@ def _cmd_record(args: argparse.Namespace) -> int:
             rclpy.shutdown()
     for topic, count in sorted(counts.items()):
         print(f"  {topic}: {count}")
-    print(f"bag: {out.resolve()}")
+    print(f"bag: {out.resolve()}", flush=True)
     if args.dataset is not None:
         from g1_teleop.tools.lerobot_export import run_export
 
-        return run_export([out], args.dataset, config_from_args(args), prog="g1-teleop record")
+        for sig in (signal.SIGINT, signal.SIGTERM):  # the graph stopping again: the export finishes first
+            signal.signal(sig, lambda *_: print("g1-teleop record: exporting the dataset first", flush=True))
+        print("exporting the dataset …", flush=True)
+        dataset = Path(args.dataset) if args.dataset else Path("datasets") / out.name
+        return run_export([out], dataset, config_from_args(args), prog="g1-teleop record")
     return 0
 
 
@@ -318,10 +329,11 @@ def build_parser() -> argparse.ArgumentParser:
     record.add_argument("--namespace", default="", help="the graph's ROS namespace, e.g. /g1")
     record.add_argument("--use-sim-time", action="store_true", help="log times from /clock (a simulation)")
     record.add_argument("--duration", type=float, default=None, help="stop after this many wall seconds")
-    record.add_argument("--dataset", type=Path, default=None, metavar="OUT",
-                        help="after recording, export the bag as a LeRobot dataset into OUT (the episodes marked "
-                             "with the joy buttons X start/end, Y discard, or the whole bag as one; the options of "
-                             "`g1-teleop dataset`: --task, --fps, --episode-buttons, …)")
+    record.add_argument("--dataset", nargs="?", const="", default=None, metavar="OUT",
+                        help="after recording (Ctrl-C, or the graph stopping), export the bag as a LeRobot dataset "
+                             "into OUT (default datasets/ and the bag's name; the episodes marked with the joy "
+                             "buttons X start/end, Y discard, or the whole bag as one; the options of `g1-teleop "
+                             "dataset`: --task, --fps, --episode-buttons, …)")
     from g1_teleop.tools.lerobot_export import add_arguments as add_dataset_arguments
 
     add_dataset_arguments(record, with_sources=False)
@@ -429,6 +441,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    os.environ.update(discovery_environment(os.environ))  # this process's own ROS nodes too
     try:
         return args.func(args)
     except (ValueError, FileNotFoundError, PolicyFileError) as exc:
