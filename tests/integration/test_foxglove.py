@@ -72,7 +72,7 @@ async def receive(url: str, deadline: float,
     async with websockets.connect(url, subprotocols=SUBPROTOCOLS, max_size=None) as ws:
         assert ws.subprotocol == "foxglove.sdk.v1"
         while time.monotonic() < deadline and not (all(enough(t, m) for t, m in messages.items())
-                                                   and LAYOUT_TOPICS <= set(channels)):
+                                                   and set(channels) >= LAYOUT_TOPICS):
             try:
                 frame = await asyncio.wait_for(ws.recv(), timeout=max(deadline - time.monotonic(), 0.1))
             except TimeoutError:

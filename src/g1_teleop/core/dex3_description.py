@@ -21,6 +21,7 @@ from g1_teleop.core.paths import config_path
 
 SIDES = ("left", "right")
 NUM_HAND_MOTORS = 7
+RATE_HZ = 100.0  # HandCmd/HandState per hand per second (Unitree's Dex3 example, unitree_sdk2 g1_dex3_example)
 _JOINT_KEYS = ("left", "right", "effort", "velocity")
 _AXES = ("x", "y", "z")
 _MIRROR = np.array([1.0, -1.0, 1.0])  # the left hand's positions → the right hand's

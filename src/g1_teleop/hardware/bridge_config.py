@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from g1_teleop.core import dex3_description
 from g1_teleop.core.dex3_description import Dex3, load_dex3
 from g1_teleop.core.robot_description import Robot, load_robot
 from g1_teleop.core.settings import check_settings, setting
@@ -50,8 +51,8 @@ class HwBridgeConfig:
                                                   "fills it); false for Unitree's simulator unitree_mujoco (CRC 0)")
     dex3: bool = setting(False, "drive two Dex3 hands (rt/dex3/{left,right}/cmd|state)")
     dex3_config: str = setting("", "Dex3 hand YAML; empty: config/dex3.yaml")
-    dex3_rate_hz: float = setting(100.0, "HandCmd per hand per second on average (Hz)", positive=True,
-                                  maximum=MAX_RATE_HZ)
+    dex3_rate_hz: float = setting(dex3_description.RATE_HZ, "HandCmd per hand per second on average (Hz)",
+                                  positive=True, maximum=MAX_RATE_HZ)
 
     def __post_init__(self) -> None:
         check_settings(self)

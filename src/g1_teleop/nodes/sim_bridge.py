@@ -259,7 +259,7 @@ class SimBridge(Node):
                                        state.pelvis_w_pelvis))
         self._last_publish = time.monotonic()
         if self.hands is not None:
-            self.hands.update()
+            self.hands.update(state.stamp_ns / 1e9)
         if self.viewer is not None:
             self.viewer.sync()
 

@@ -1,7 +1,7 @@
 """The simulated Dex3 hands' ROS side in sim_bridge (``dex3:=true``): teleop/hand_target drives the hands' PD in
 the simulator through the same per-hand limits as on the robot (:class:`g1_teleop.hardware.dex3.HandSafety`,
 always ACTIVE: the simulator has no bring-up), and hand_states come out as hw_bridge publishes them (one
-sensor_msgs/JointState per hand: q, dq and the motors' torque).
+sensor_msgs/JointState per hand: q, dq and the motors' torque), at the Dex3's rate in simulated time.
 """
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ import time
 import numpy as np
 from rclpy.node import Node
 
-from g1_teleop.core.dex3_description import NUM_HAND_MOTORS, SIDES, Dex3
+from g1_teleop.core.decimator import Decimator
+from g1_teleop.core.dex3_description import NUM_HAND_MOTORS, RATE_HZ, SIDES, Dex3
 from g1_teleop.core.limits import JointCommand
 from g1_teleop.hardware.bridge_link import HandCommand, HandState
 from g1_teleop.hardware.bridge_safety import SafetyState
@@ -27,8 +28,8 @@ def hand_joint_names(dex3: Dex3) -> tuple[str, ...]:
 
 
 class SimulatedHands:
-    """Call :meth:`update` after each simulated step that is published: it publishes the hands' state and gives
-    the simulator their next command."""
+    """Call :meth:`update` after each simulated step that is published: every Dex3 period of simulated time it
+    publishes the hands' state and gives the simulator their next command (the PD holds it in between)."""
 
     def __init__(self, node: Node, dex3: Dex3, sim: Simulator, warn: WarnOnce) -> None:
         self.sim = sim
@@ -36,11 +37,14 @@ class SimulatedHands:
         self.safety = {side: HandSafety(dex3, side) for side in SIDES}
         self.targets: dict[str, HandTarget] = {}
         self.motors = {side: slice(i * NUM_HAND_MOTORS, (i + 1) * NUM_HAND_MOTORS) for i, side in enumerate(SIDES)}
+        self.due = Decimator(RATE_HZ)
 
     def _on_target(self, command: HandCommand) -> None:
         self.targets[command.side] = command.target
 
-    def update(self) -> None:
+    def update(self, sim_time_s: float) -> None:
+        if not self.due(sim_time_s):
+            return
         now_s = time.monotonic()  # (the clock of the targets' arrival times)
         state = self.sim.hand_state()
         commands = []
