@@ -46,6 +46,7 @@ class StandInWalk:
 
     gains = WALK_GAINS
     max_velocity = np.array([0.3, 0.3, 0.3])
+    min_velocity = np.zeros(3)
 
     def __init__(self, transition_ticks: int = 5) -> None:
         self.transition_ticks = transition_ticks

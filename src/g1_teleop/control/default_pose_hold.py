@@ -16,7 +16,7 @@ class DefaultPoseHold:
     the robot's default gain profile."""
 
     mode = Mode.STAND_HOLD
-    max_velocity = np.zeros(3)
+    max_velocity = min_velocity = np.zeros(3)
     walking = False  # no locomotion
 
     def __init__(self, robot: Robot) -> None:

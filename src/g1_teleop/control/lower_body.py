@@ -36,14 +36,16 @@ class LowerBodyController(Protocol):
     """Legs and waist for one control tick, from the operator's commands and the measured state.
 
     ``mode`` is the current mode; ``max_velocity`` the (vx, vy, wz) of a full stick in LOCOMOTION (zeros
-    without locomotion); ``walking`` True from a LOCOMOTION request until the SQUAT request. Commands are
-    given once per tick before ``targets``: ``command_squat`` stick values in [-1, 1] for height and pitch (or
-    a height target in m, from the operator's body, which the height follows at the full-stick rate),
+    without locomotion), ``min_velocity`` the smallest it acts on (its dead band; zeros: none); ``walking`` True
+    from a LOCOMOTION request until the SQUAT request. Commands are given once per tick before ``targets``:
+    ``command_squat`` stick values in [-1, 1] for height and pitch (or a height target in m, from the operator's
+    body, which the height follows at the full-stick rate),
     ``command_velocity`` m/s, m/s, rad/s, ``command_waist`` (when the operator's body drives the waist) rad.
     """
 
     mode: Mode
     max_velocity: np.ndarray
+    min_velocity: np.ndarray
 
     @property
     def walking(self) -> bool: ...

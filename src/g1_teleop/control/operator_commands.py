@@ -1,13 +1,15 @@
-"""The operator's joystick and cmd_vel → the lower-body controller's commands and mode requests, ROS-free.
+"""The operator's joystick, cmd_vel and body → the lower-body controller's commands and mode requests, ROS-free.
 
 Joystick (Xbox layout by default): in SQUAT one axis raises/lowers and one leans forward/back (stick values
 in [-1, 1], rates at full stick are the controller's); in LOCOMOTION three axes give vx, vy, wz as a
 fraction of the controller's ``max_velocity``. A fresh cmd_vel overrides the sticks' velocity; a fresh squat height
-(teleop/squat_height: the operator's pelvis, from body_retarget) overrides the height stick. Pressing a
+(teleop/squat_height: the operator's pelvis, from body_retarget) overrides the height stick; while walking, a fresh
+heading (teleop/heading: the operator's pelvis yaw) overrides the turn rate: the robot turns as the operator does
+(control.heading_follower). Pressing a
 button requests LOCOMOTION, another SQUAT; a press counts only after the button was released for at least
 ``button_release_s`` (a chattering or fuzzed button does not flip modes). Joystick input older than
-``joy_timeout_s`` counts as sticks released; a cmd_vel or a squat height older than ``cmd_vel_timeout_s`` is
-ignored.
+``joy_timeout_s`` counts as sticks released; a cmd_vel, squat height or heading older than ``cmd_vel_timeout_s``
+is ignored.
 Times are monotonic wall seconds.
 """
 
@@ -18,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from g1_teleop.control.heading_follower import HeadingFollower
 from g1_teleop.control.lower_body import LowerBodyController
 from g1_teleop.core.modes import Mode
 
@@ -51,6 +54,14 @@ class SquatHeightCommand:
 
 
 @dataclass(frozen=True)
+class HeadingCommand:
+    """The operator's heading (rad, yaw about the vertical in their tracking world), received at ``received_s``."""
+
+    yaw_rad: float
+    received_s: float
+
+
+@dataclass(frozen=True)
 class JoystickMapping:
     """Axis indices (height, pitch, vx, vy, wz), button indices (request LOCOMOTION, request SQUAT), the
     ages (s) past which joystick and cmd_vel samples no longer count, and how long (s) a button must have been
@@ -76,13 +87,16 @@ def _pressed(buttons: Sequence[int], index: int) -> bool:
 
 
 class OperatorCommands:
-    """The newest joystick and cmd_vel samples, turned into a controller's commands each tick."""
+    """The newest joystick, cmd_vel, squat height and heading samples (finite: their intake checks), turned into a
+    controller's commands each tick."""
 
-    def __init__(self, mapping: JoystickMapping) -> None:
+    def __init__(self, mapping: JoystickMapping, heading_follower: HeadingFollower | None = None) -> None:
         self.mapping = mapping
         self.joy: JoystickSample | None = None
         self.cmd_vel: VelocityCommand | None = None
         self.squat_height: SquatHeightCommand | None = None
+        self.heading: HeadingCommand | None = None
+        self.heading_follower = heading_follower or HeadingFollower()
         # per mapped button: since when (s) it has been released; None while pressed
         self._released_since: list[float | None] = [float("-inf")] * len(mapping.buttons)
         self.ignored_presses = 0  # presses after too short a release
@@ -111,12 +125,14 @@ class OperatorCommands:
         self.cmd_vel = command
 
     def put_squat_height(self, command: SquatHeightCommand) -> None:
-        """Keep a finite height target (a non-finite one is dropped)."""
-        if np.isfinite(command.height_m):
-            self.squat_height = command
+        self.squat_height = command
 
-    def apply(self, lower_body: LowerBodyController, now_s: float) -> None:
-        """Give ``lower_body`` this tick's squat and velocity commands (non-finite values count as 0)."""
+    def put_heading(self, command: HeadingCommand) -> None:
+        self.heading = command
+
+    def apply(self, lower_body: LowerBodyController, now_s: float, robot_yaw_rad: float) -> None:
+        """Give ``lower_body`` this tick's squat and velocity commands (non-finite stick values count as 0);
+        ``robot_yaw_rad``: the robot's heading now (rad, from its IMU)."""
         m, joy = self.mapping, self.joy
         axes = joy.axes if joy is not None and now_s - joy.received_s <= m.joy_timeout_s else ()
 
@@ -131,4 +147,10 @@ class OperatorCommands:
         velocity = np.array([axis(vx), axis(vy), axis(wz)]) * lower_body.max_velocity
         if self.cmd_vel is not None and now_s - self.cmd_vel.received_s <= m.cmd_vel_timeout_s:
             velocity = np.array(self.cmd_vel.velocity)
+        heading = self.heading
+        if lower_body.walking and heading is not None and now_s - heading.received_s <= m.cmd_vel_timeout_s:
+            velocity[2] = self.heading_follower.turn_rate(heading.yaw_rad, robot_yaw_rad, lower_body.max_velocity[2],
+                                                          lower_body.min_velocity[2])
+        else:
+            self.heading_follower.release()
         lower_body.command_velocity(*np.nan_to_num(velocity))

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from g1_teleop.control.operator_commands import (
+    HeadingCommand,
     JoystickMapping,
     JoystickSample,
     OperatorCommands,
@@ -90,6 +91,12 @@ class PolicyInputs:
         if not np.isfinite(height_m):
             raise RefusedInput("squat_height/non_finite", f"teleop/squat_height {height_m} is not finite")
         self.operator.put_squat_height(SquatHeightCommand(float(height_m), now_s))
+
+    def heading(self, yaw_rad: float, now_s: float) -> None:
+        """The operator's heading (rad) from their body; a non-finite one is refused."""
+        if not np.isfinite(yaw_rad):
+            raise RefusedInput("heading/non_finite", f"teleop/heading {yaw_rad} is not finite")
+        self.operator.put_heading(HeadingCommand(float(yaw_rad), now_s))
 
     @staticmethod
     def mode_request(text: str) -> Mode:

@@ -17,6 +17,7 @@ from g1_teleop.control.policy_inputs import PolicyInputs
 from g1_teleop.control.state_checks import PlausibilityLimits
 from g1_teleop.control.tick_inputs import TickInputs
 from g1_teleop.control.whole_body_target import WholeBodyTarget, WholeBodyTargetBuilder
+from g1_teleop.core.rotations import yaw_from_wxyz
 
 
 @dataclass(frozen=True)
@@ -85,7 +86,7 @@ class PolicyStep:
             problems.append(("stale_arm", f"teleop/arm_target older than {self.inputs.arm_target_timeout_s} s: "
                                           "arms hold"))
         self.gate.tick()
-        self.operator.apply(self.builder.lower_body, now_s)
+        self.operator.apply(self.builder.lower_body, now_s, yaw_from_wxyz(tick.state.world_q_pelvis))
         arm = tick.arm
         if arm is not None and arm.waist_q is not None and not self.builder.lower_body.command_waist(arm.waist_q):
             problems.append(("waist", "the lower-body controller drives the waist itself now (a learned policy, "

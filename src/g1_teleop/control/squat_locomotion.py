@@ -53,11 +53,13 @@ class SquatPart(Protocol):
 
 class WalkPart(Protocol):
     """Walks (mode LOCOMOTION) at ``command`` (vx, vy m/s, wz rad/s); ``max_velocity`` the command at full
-    stick; ``transition_ticks`` (control ticks) the blend back to squatting; ``gains`` those of its targets."""
+    stick, ``min_velocity`` its dead band (smaller components count as 0); ``transition_ticks`` (control ticks) the
+    blend back to squatting; ``gains`` those of its targets."""
 
     transition_ticks: int
     gains: JointGains
     max_velocity: np.ndarray
+    min_velocity: np.ndarray
     command: np.ndarray
 
     def command_velocity(self, vx: float, vy: float, wz: float) -> None: ...
@@ -89,6 +91,7 @@ class SquatLocomotionController:
         self.limits = limits or SwitchLimits()
         self.mode = Mode.SQUAT
         self.max_velocity = np.zeros(3) if walk is None else np.asarray(walk.max_velocity, dtype=float)
+        self.min_velocity = np.zeros(3) if walk is None else np.asarray(walk.min_velocity, dtype=float)
         self._transition = 0  # ticks left in the current switch
         self._blending_to: Mode | None = None
 

@@ -11,7 +11,9 @@ state of its stamp is in (the simulation waits for it); real time: each body fra
 A malformed body frame is refused with one warning per kind; without body frames nothing is published and the
 policy holds the arms after its arm_target_timeout_s. With ``squat`` it also publishes teleop/squat_height
 (std_msgs/Float32, m): the retargeted robot's pelvis height, the operator's own scaled by the calibration, which the
-policy's squat height follows at its full-stick rate instead of the height stick (control.operator_commands).
+policy's squat height follows at its full-stick rate instead of the height stick (control.operator_commands). With
+``turn`` it publishes teleop/heading (std_msgs/Float32, rad): the retargeted pelvis's yaw in the operator's world,
+which the walking robot's heading follows (control.heading_follower).
 """
 
 from __future__ import annotations
@@ -53,6 +55,8 @@ class BodyRetargetConfig(WholeBodyConfig):
     lockstep: bool = setting(True, "answer a body frame once the joint state of its stamp is in; false: at once")
     squat: bool = setting(False, "publish teleop/squat_height, the operator's pelvis height scaled to the robot: "
                           "the policy squats as the operator does")
+    turn: bool = setting(False, "publish teleop/heading, the operator's pelvis yaw: the walking robot turns as the "
+                         "operator does")
 
 
 class BodyRetarget(Node):
@@ -77,6 +81,7 @@ class BodyRetarget(Node):
         self.announced = False
         self.pub = self.create_publisher(JointState, "teleop/arm_target", QOS_COMMAND)
         self.pub_squat = self.create_publisher(Float32, "teleop/squat_height", QOS_COMMAND) if cfg.squat else None
+        self.pub_heading = self.create_publisher(Float32, "teleop/heading", QOS_COMMAND) if cfg.turn else None
         self.create_subscription(PoseArray, "xr/body", self.on_body, QOS_SENSOR)
         self.create_subscription(JointState, "joint_states", self.on_joint_states, QOS_STATE)
         self.diagnostics = Diagnostics(self, lambda: {"frames": self.frames, "calibrated": self.follower.calibrated,
@@ -140,6 +145,8 @@ class BodyRetarget(Node):
         self.pub.publish(msg)
         if self.pub_squat is not None and target.pelvis_height_m is not None:
             self.pub_squat.publish(Float32(data=target.pelvis_height_m))
+        if self.pub_heading is not None and target.pelvis_yaw_rad is not None:
+            self.pub_heading.publish(Float32(data=target.pelvis_yaw_rad))
 
 
 def main(args: list[str] | None = None) -> None:

@@ -1,7 +1,8 @@
 """policy: 50 Hz whole-body command from the robot state, the operator's commands and the IK arm targets.
 
-Subscribes joint_states, imu, teleop/arm_target, joy (sensor_msgs/Joy), cmd_vel (geometry_msgs/Twist)
-and teleop/mode_request (std_msgs/String); serves teleop/squat and teleop/locomotion (std_srvs/Trigger:
+Subscribes joint_states, imu, teleop/arm_target, joy (sensor_msgs/Joy), cmd_vel (geometry_msgs/Twist), the
+operator's body (std_msgs/Float32: teleop/squat_height m, teleop/heading rad; body_retarget) and
+teleop/mode_request (std_msgs/String); serves teleop/squat and teleop/locomotion (std_srvs/Trigger:
 the response says why a switch is refused). Publishes joint_command (stamped, in lockstep, with the state
 it answers; in real time with the tick's time), teleop/gains (latched: the controller's PD gains for the 29
 joints, position = kp, velocity = kd, before the first command and each command whose gains differ; blended
@@ -14,7 +15,8 @@ LOCOMOTION: loco_config's policy; "hold": the default pose (STAND_HOLD; needs th
 Lockstep: one command per joint_states stamp, once that stamp's IMU sample and arm target are in (at most
 sync_timeout_s once a first arm target has come). Real time: a tick every control_dt of the policy's own clock
 (control_clock: sim time followed from /clock, or the ROS clock) from the newest state. Joystick (Xbox layout):
-SQUAT: sticks raise/lower and lean; LOCOMOTION: vx/vy and turn (a fresh cmd_vel overrides); A → LOCOMOTION,
+SQUAT: sticks raise/lower and lean; LOCOMOTION: vx/vy and turn (a fresh cmd_vel overrides; a fresh heading turns
+the robot as the operator turns); A → LOCOMOTION,
 B → SQUAT. The decisions live in g1_teleop.control: inputs (policy_inputs, state_checks), ticks (policy_step,
 control_clock), commands (whole_body_target, command_contract), modes (mode_requests, operator_commands).
 """
@@ -121,7 +123,9 @@ class Policy(Node):
         self.create_subscription(JointState, "teleop/arm_target", self.on_arm_target, QOS_COMMAND)
         self.create_subscription(Joy, "joy", self.on_joy, QOS_SENSOR)
         self.create_subscription(Twist, "cmd_vel", self.on_cmd_vel, QOS_SENSOR)
-        self.create_subscription(Float32, "teleop/squat_height", self.on_squat_height, QOS_COMMAND)
+        for topic, intake in (("squat_height", self.intake.squat_height), ("heading", self.intake.heading)):
+            self.create_subscription(Float32, f"teleop/{topic}", lambda msg, intake=intake: self.take(
+                intake, msg.data, time.monotonic()), QOS_COMMAND)
         self.create_subscription(String, "teleop/mode_request", self.on_mode_request, QOS_COMMAND)
         for mode in (Mode.SQUAT, Mode.LOCOMOTION):
             self.create_service(Trigger, f"teleop/{mode.value.lower()}",
@@ -181,12 +185,6 @@ class Policy(Node):
 
     def on_cmd_vel(self, msg: Twist) -> None:
         self.intake.cmd_vel(msg.linear.x, msg.linear.y, msg.angular.z, time.monotonic())
-
-    def on_squat_height(self, msg: Float32) -> None:
-        try:
-            self.intake.squat_height(msg.data, time.monotonic())
-        except RefusedInput as exc:
-            self.warn(exc.kind, f"ignored {exc}")
 
     def on_mode_request(self, msg: String) -> None:
         try:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from g1_teleop.core.robot_description import Robot
+from g1_teleop.core.rotations import yaw_from_wxyz
 from g1_teleop.retarget.whole_body import WholeBodyRetargeter, calibrate
 
 
@@ -25,7 +26,8 @@ class UpperBodyTarget:
     """Targets of one body frame: ``arm_q`` (14,) rad and ``arm_tau_ff`` (14,) N·m (gravity, at the targets),
     ``waist_q`` (3,) rad or None (calibrating: the controller holds the waist); ``calibrated``; ``converged``:
     both IK phases converged (always True while calibrating); ``pelvis_height_m``: the retargeted robot's pelvis
-    above the floor (m: the operator's, scaled by the calibration; None while calibrating), a squat height."""
+    above the floor (m: the operator's, scaled by the calibration; None while calibrating), a squat height;
+    ``pelvis_yaw_rad``: the retargeted pelvis's heading in the operator's world (rad; None while calibrating)."""
 
     arm_q: np.ndarray
     arm_tau_ff: np.ndarray
@@ -33,6 +35,7 @@ class UpperBodyTarget:
     calibrated: bool
     converged: bool
     pelvis_height_m: float | None = None
+    pelvis_yaw_rad: float | None = None
 
 
 class BodyFollower:
@@ -64,7 +67,7 @@ class BodyFollower:
         q_body = np.asarray(q_measured, float).copy()
         q_body[self._arms], q_body[self._waist] = frame.joints[self._arms], frame.joints[self._waist]
         return UpperBodyTarget(frame.joints[self._arms], self._gravity(q_body), frame.joints[self._waist], True,
-                               frame.converged, float(frame.base_position[2]))
+                               frame.converged, float(frame.base_position[2]), yaw_from_wxyz(frame.base_wxyz))
 
     def _calibrate(self, stamp_s: float, positions: np.ndarray) -> None:
         config = self.retargeter.config

@@ -48,6 +48,7 @@ GRAPH_TOPICS: dict[str, tuple[type, QoSProfile]] = {
     "cmd_vel": (Twist, QOS_SENSOR),
     "teleop/mode_request": (String, QOS_COMMAND),
     "teleop/squat_height": (Float32, QOS_COMMAND),
+    "teleop/heading": (Float32, QOS_COMMAND),
     "teleop/arm_target": (JointState, QOS_COMMAND),
     "teleop/mode": (String, QOS_LATCHED),
     "teleop/trace": (TimeReference, QOS_COMMAND),

@@ -10,8 +10,9 @@ with the graph's own traffic. Phases:
 - ``baseline``: nothing sent; the same figures without fuzzing, at the same load, to compare with;
 - ``state`` and ``operator``: every input of the policy node — the robot's state (joint_states, imu, /clock;
   first a few /clock messages with negative seconds, which rclpy's time source refuses: no node may die of
-  it), then the operator's (teleop/arm_target, joy, cmd_vel, teleop/mode_request, calls of teleop/squat and
-  teleop/locomotion), apart so that a fall tells which kind of input caused it;
+  it), then the operator's (teleop/arm_target, joy, cmd_vel, teleop/squat_height, teleop/heading,
+  teleop/mode_request, calls of teleop/squat and teleop/locomotion), apart so that a fall tells which kind of
+  input caused it;
 - ``retarget``: xr/head, xr/left_wrist, xr/right_wrist (retarget's inputs);
 - ``sim_bridge``: joint_command (the simulator's input; these marked with frame_id ``fuzz``).
 
@@ -41,8 +42,8 @@ import numpy as np
 FUZZ_FRAME = "fuzz"
 FUZZ_DOMAIN_ID = 226  # the bench's own ROS domain: never a robot's (0), the tests' (1–200) nor the other benches'
 PHASES = {"baseline": (), "state": ("joint_states", "imu", "/clock"),
-          "operator": ("teleop/arm_target", "joy", "cmd_vel", "teleop/mode_request", "teleop/squat",
-                       "teleop/locomotion"),
+          "operator": ("teleop/arm_target", "joy", "cmd_vel", "teleop/squat_height", "teleop/heading",
+                       "teleop/mode_request", "teleop/squat", "teleop/locomotion"),
           "retarget": ("xr/head", "xr/left_wrist", "xr/right_wrist"),
           "sim_bridge": ("joint_command",)}
 SERVICES = ("teleop/squat", "teleop/locomotion")
@@ -112,6 +113,7 @@ def _strategies(robot: Any) -> dict[str, Any]:
                                       "buttons": st.lists(st.integers(-2**31, 2**31 - 1) | st.integers(0, 1),
                                                           max_size=12)}),
         "cmd_vel": st.tuples(anyfloat, anyfloat, anyfloat, anyfloat, anyfloat, anyfloat),
+        "teleop/squat_height": float32 | st.floats(0.3, 0.9), "teleop/heading": float32 | st.floats(-7.0, 7.0),
         "teleop/mode_request": st.sampled_from(["SQUAT", "LOCOMOTION", "squat", " locomotion ", "STAND_HOLD", ""])
         | st.text(max_size=300),
         "/clock": st.tuples(st.integers(-2**31, 2**31 - 1), st.integers(0, 2**32 - 1))
@@ -189,7 +191,7 @@ def make_message(topic: str, d: Any, now_ns: int) -> Any:
     from geometry_msgs.msg import PoseStamped, Twist
     from rosgraph_msgs.msg import Clock
     from sensor_msgs.msg import Imu, JointState, Joy
-    from std_msgs.msg import String
+    from std_msgs.msg import Float32, String
 
     if topic in ("joint_states", "teleop/arm_target", "joint_command"):
         msg = JointState(name=d["name"], position=d["position"], velocity=d["velocity"], effort=d["effort"])
@@ -208,6 +210,8 @@ def make_message(topic: str, d: Any, now_ns: int) -> Any:
         msg = Twist()
         (msg.linear.x, msg.linear.y, msg.linear.z, msg.angular.x, msg.angular.y, msg.angular.z) = d
         return msg
+    elif topic in ("teleop/squat_height", "teleop/heading"):
+        return Float32(data=d)
     elif topic == "teleop/mode_request":
         return String(data=d)
     elif topic == "/clock":

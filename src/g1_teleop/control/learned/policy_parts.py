@@ -105,13 +105,13 @@ class LearnedWalk:
         self.drive = PolicyDrive(robot, config)
         self.gains, self.transition_ticks = self.drive.gains, config.transition_ticks
         self.max_velocity = np.array(config.max_cmd, dtype=float)  # full stick
-        self._dead_band = np.zeros(3) if config.cmd_clip is None else np.array(config.cmd_clip, dtype=float)
+        self.min_velocity = np.zeros(3) if config.cmd_clip is None else np.array(config.cmd_clip, dtype=float)
         self.command = np.zeros(3)
 
     def command_velocity(self, vx: float, vy: float, wz: float) -> None:
         """(m/s, m/s, rad/s), clipped to ±max_cmd; components below cmd_clip count as 0."""
         command = np.clip([vx, vy, wz], -self.max_velocity, self.max_velocity)
-        command[np.abs(command) < self._dead_band] = 0.0
+        command[np.abs(command) < self.min_velocity] = 0.0
         self.command = command
 
     def stop(self) -> None:
