@@ -80,8 +80,8 @@ def test_policies_list_shows_the_presets_and_whether_their_files_are_there(tmp_p
 def test_sim_walks_with_a_configuration_given_by_path(ros_domain, robot, tmp_path):
     config = write_tiny_loco_policy(tmp_path / "policies")
     out = tmp_path / "run"
-    proc = g1_teleop("sim", "--scenario", "walk", "--duration", "16", "--gantry", "--loco-config", str(config),
-                     "--policy-dir", str(config.parent), "--out", str(out))
+    proc = g1_teleop("sim", "--scenario", "walk", "--duration", "16", "--gantry", "--no-report", "--loco-config",
+                     str(config), "--policy-dir", str(config.parent), "--out", str(out))
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     log = (out / "nodes.log").read_text()
     assert log.index("LOCOMOTION requested (joy)") < log.index("mode LOCOMOTION") < log.index(

@@ -48,3 +48,31 @@ def check_pelvis_above(rec: Recording, min_z_m: float) -> list[str]:
     if z.min() <= min_z_m:
         return [f"pelvis went down to {z.min():.3f} m (t = {rec.odom_t[z.argmin()]:.2f} s), limit {min_z_m} m"]
     return []
+
+
+# The squat scenario's runs take two 40 N lateral pushes on the pelvis for 0.2 s (the simulator's pushes schedule):
+# standing (5 s) and squatting (16 s; the scenario holds the 0.494 m command over 15–18 s).
+STANDING_PUSH_S, SQUATTING_PUSH_S = 5.0, 16.0
+PUSHES = ("--push", f"{STANDING_PUSH_S},0,40,0,0.2", "--push", f"{SQUATTING_PUSH_S},0,-40,0,0.2")
+
+
+def check_pushes_taken(rec: Recording) -> list[str]:
+    """Both pushes moved the pelvis and neither made the robot fall: standing, the pelvis above 0.7 m and tilted
+    less than 0.3 rad for 3 s after; squatting, within 5 cm of 0.5 m and tilted less than 0.8 rad to 18 s."""
+    from g1_teleop.tools.run_analysis import pelvis_tilt
+
+    t, y, z = rec.odom_t, rec.odom_p[:, 1], rec.odom_p[:, 2]
+    before = (t >= STANDING_PUSH_S - 1.0) & (t < STANDING_PUSH_S)
+    after = (t >= STANDING_PUSH_S) & (t < STANDING_PUSH_S + 3.0)
+    squatting = (t >= SQUATTING_PUSH_S) & (t < 18.0)
+    failures = []
+    moved = np.abs(y[after] - y[before].mean()).max()
+    if moved <= 0.003:
+        failures.append(f"the standing push did not move the pelvis ({moved * 1e3:.1f} mm): was it applied?")
+    if z[after].min() <= 0.7 or pelvis_tilt(rec.odom_q[after]).max() >= 0.3:
+        failures.append(f"after the standing push: pelvis {z[after].min():.3f} m, tilt "
+                        f"{pelvis_tilt(rec.odom_q[after]).max():.2f} rad")
+    if np.abs(z[squatting] - 0.5).max() >= 0.05 or pelvis_tilt(rec.odom_q[squatting]).max() >= 0.8:
+        failures.append(f"after the squatting push: pelvis {z[squatting].min():.3f}…{z[squatting].max():.3f} m, tilt "
+                        f"{pelvis_tilt(rec.odom_q[squatting]).max():.2f} rad")
+    return failures

@@ -162,7 +162,7 @@ def test_jitter_has_the_stated_rms_and_is_a_function_of_the_device_sample(tmp_pa
     clean = noisy.clean()
     assert clean.tracking is None
     offsets = []
-    for k in range(3000):  # device samples outside the dropouts (the first second has none)
+    for k in range(1200):  # device samples outside the dropouts (the first second has none)
         t = 10.0 + k / 60.0  # after the last keyframe: the true pose holds, the jitter does not
         if noisy.tracking.dropout_start(t) is None:
             for side in ("pelvis_T_left_wrist", "pelvis_T_right_wrist"):
