@@ -132,13 +132,17 @@ def test_operator_and_robot_on_two_hosts(hosts, ros_domain, tmp_path):
             assert time.monotonic() < deadline and clutch.poll() is None, f"{''.join(echoed)}\n{log()}"
             time.sleep(0.1)
         sh("ip", "-n", operator_ns, "link", "set", operator_dev, "down")
-        time.sleep(3.5)  # holding after 0.2 s without a sample, homing after 2 s
+        down = time.monotonic()  # holding after 0.2 s without a sample, homing after 2 s (waited up to 10 s)
+        while "homing" not in "".join(echoed) and time.monotonic() < down + 10.0:
+            time.sleep(0.1)
+        homing_s = time.monotonic() - down
         clutch.terminate()
         err = clutch.communicate(timeout=10)[1]
         reader.join(timeout=5)
         out = "".join(echoed)
         states = [s.strip() for s in out.split("---") if s.strip()]
         assert states[-2:] == ["holding", "homing"], f"{out}{err}\n{log()}"
+        assert homing_s > 2.0, f"homing {homing_s:.1f} s after the link went down: before home_after_s (2 s)"
         assert robot_side.check() is None, log()
     finally:
         operator_side.stop()

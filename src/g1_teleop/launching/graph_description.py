@@ -9,7 +9,7 @@ priority: the observers (frames, cameras, Foxglove) yield the cores to the contr
 ``priority: P`` (a number or ``$(arg …)``; 0 none) asks SCHED_FIFO priority P for a ROS node of the control path
 (the runners pass it in ``G1_TELEOP_SCHED_FIFO``; the node applies it to all its threads once constructed, or logs
 why it could not); ``stop_timeout_s: S`` gives a node S seconds from the stop signal to finish its work before it
-is killed (default 5: a recorder that exports a dataset needs longer). ROS-free.
+is killed (default 10; a recorder that exports a dataset needs longer). ROS-free.
 """
 
 from __future__ import annotations
@@ -72,7 +72,9 @@ class NodeSpec:
     when: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (argument, its allowed values) pairs that must all hold
     nice: int = 0  # the process's niceness (0–19): higher yields the CPU to the others
     priority: Any = 0  # SCHED_FIFO priority (1–99, or "$(arg …)" until resolved); 0: normal scheduling
-    stop_timeout_s: float = 5.0  # from the stop signal (SIGINT or SIGTERM) to SIGKILL (s)
+    # from the stop signal (SIGINT or SIGTERM) to SIGKILL (s); 10: a node still building its models when stopped
+    # finishes that first (ros2 launch's default, 5 s, was seen to kill the policy on a loaded 2-core machine)
+    stop_timeout_s: float = 10.0
 
 
 @dataclass(frozen=True)
@@ -183,7 +185,7 @@ def load_graph(name: str) -> Graph:
                                for k, v in (spec.get("when") or {}).items()),
                     nice=spec.get("nice", 0),
                     priority=spec.get("priority", 0),
-                    stop_timeout_s=spec.get("stop_timeout_s", 5.0),
+                    stop_timeout_s=spec.get("stop_timeout_s", NodeSpec.stop_timeout_s),
                 )
             )
             if type(nodes[-1].nice) is not int or not 0 <= nodes[-1].nice <= 19:

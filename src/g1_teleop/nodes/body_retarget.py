@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from geometry_msgs.msg import PoseArray
 from rclpy.node import Node
+from rclpy.publisher import Publisher
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float32
 
@@ -77,6 +79,7 @@ class BodyRetarget(Node):
         self.warn = WarnOnce(self)
         self.frames = self.unconverged = 0
         self.answered = -1  # the stamp (ns) of the last body frame answered
+        self.last_output: list[tuple[Publisher, Any]] = []  # (publisher, message) of that answer
         self.reported_problem: str | None = None
         self.announced = False
         self.pub = self.create_publisher(JointState, "teleop/arm_target", QOS_COMMAND)
@@ -104,7 +107,12 @@ class BodyRetarget(Node):
         except MalformedJointMessage as exc:
             self.warn(exc.kind, f"ignored joint_states: {exc}")
             return
-        self.inputs.put("joints", stamp_ns(msg.header.stamp), q)
+        stamp = stamp_ns(msg.header.stamp)
+        if self.cfg.lockstep and stamp == self.answered:
+            for publisher, message in self.last_output:  # the simulator re-published this period: same answer
+                publisher.publish(message)  # (a first answer sent before the policy had matched is not lost)
+            return
+        self.inputs.put("joints", stamp, q)
         if self.cfg.lockstep:
             self.try_answer()
 
@@ -142,11 +150,13 @@ class BodyRetarget(Node):
             tau = [*tau, 0.0, 0.0, 0.0]
         msg = joint_state_msg(names, to_stamp(stamp), q, effort=tau)
         msg.header.frame_id = "pelvis"
-        self.pub.publish(msg)
+        self.last_output = [(self.pub, msg)]
         if self.pub_squat is not None and target.pelvis_height_m is not None:
-            self.pub_squat.publish(Float32(data=target.pelvis_height_m))
+            self.last_output.append((self.pub_squat, Float32(data=target.pelvis_height_m)))
         if self.pub_heading is not None and target.pelvis_yaw_rad is not None:
-            self.pub_heading.publish(Float32(data=target.pelvis_yaw_rad))
+            self.last_output.append((self.pub_heading, Float32(data=target.pelvis_yaw_rad)))
+        for publisher, message in reversed(self.last_output):  # the arm target last: it starts the policy's tick
+            publisher.publish(message)
 
 
 def main(args: list[str] | None = None) -> None:
