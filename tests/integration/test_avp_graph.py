@@ -93,7 +93,7 @@ def test_the_vision_pro_app_stream_drives_the_arms_and_a_pinch_closes_the_dex3_h
         assert len(seen.hands["left"].poses) == 25
         open_mm, simulated_open_mm = thumb_index_mm(), thumb_index_mm(simulated)
 
-        answer = seen.call(seen.engage)
+        answer = seen.engage_when_tracked()
         assert answer.success, answer
         anchor, start = robot_wrists(), seen.now()
         operator("offset 0.04 0.0 0.05")

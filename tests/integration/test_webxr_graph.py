@@ -121,6 +121,16 @@ class Observer:
     def clutch_state(self) -> str | None:
         return self.clutch[-1][1] if self.clutch else None
 
+    def engage_when_tracked(self, timeout_s: float = 10.0) -> Trigger.Response:
+        """teleop/engage, again every 0.2 s while retarget answers that it has no valid hand tracking yet (as an
+        operator does when told to keep the hands in view: at start-up its first samples may still be on the way)."""
+        deadline = time.monotonic() + timeout_s
+        while not (answer := self.call(self.engage)).success and "no valid hand tracking" in answer.message:
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        return answer
+
     def call(self, client, timeout_s: float = WALL_TIMEOUT_S) -> Trigger.Response:
         assert client.wait_for_service(timeout_sec=timeout_s), f"no {client.srv_name} service"
         future = client.call_async(Trigger.Request())
