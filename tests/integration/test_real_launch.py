@@ -230,7 +230,9 @@ def test_real_launch_reaches_active_against_a_unitree_mujoco_like_robot(rclpy_co
                                        and "beyond its limit" not in started.message):
                     break
                 spin_until(lambda: False, 0.5)
-            assert started.success, (started.message, "\n".join(lines[-60:]))
+            # (refused as already ramping or holding: an earlier start, answered late on the loaded machine, took)
+            already = any(f"(now {state})" in started.message for state in ("RAMP", "HOLD"))
+            assert started.success or already, (started.message, "\n".join(lines[-60:]))
             assert spin_until(lambda: states[-1] in ("HOLD", "DAMP"), 5.0), "\n".join(lines[-60:])
             if states[-1] == "HOLD":
                 break
