@@ -8,6 +8,9 @@ QOS_SENSOR = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1, reliability=Re
 QOS_COMMAND = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1, reliability=ReliabilityPolicy.RELIABLE)
 # Robot state: reliable, a few samples deep.
 QOS_STATE = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=5, reliability=ReliabilityPolicy.RELIABLE)
+# An observer that must not miss a sample (recorders, benches, checks): reliable, a second of 200 Hz deep, so that
+# a receiver busy with images for a moment still gets every state.
+QOS_OBSERVER = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=200, reliability=ReliabilityPolicy.RELIABLE)
 # Mode and descriptions: latched for late joiners.
 QOS_LATCHED = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1, reliability=ReliabilityPolicy.RELIABLE,
                          durability=DurabilityPolicy.TRANSIENT_LOCAL)

@@ -268,13 +268,11 @@ def _observer(context: Any, robot: Any, seen: Observations, lock: threading.Lock
     from diagnostic_msgs.msg import DiagnosticArray
     from geometry_msgs.msg import PoseStamped
     from nav_msgs.msg import Odometry
-    from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
     from sensor_msgs.msg import JointState
     from std_msgs.msg import String
 
-    from g1_teleop.ros.qos import QOS_LATCHED, QOS_SENSOR
+    from g1_teleop.ros.qos import QOS_LATCHED, QOS_OBSERVER, QOS_SENSOR
 
-    deep = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=100, reliability=ReliabilityPolicy.RELIABLE)
     node = rclpy.create_node("fuzz_observer", context=context)
     arm_index = robot.group("arms")
 
@@ -336,9 +334,9 @@ def _observer(context: Any, robot: Any, seen: Observations, lock: threading.Lock
 
     for topic in ("xr/head", "xr/left_wrist", "xr/right_wrist"):
         node.create_subscription(PoseStamped, topic, lambda m, t=topic: on_pose(t, m), QOS_SENSOR)
-    node.create_subscription(JointState, "joint_command", on_command, deep)
-    node.create_subscription(JointState, "teleop/arm_target", on_arm_target, deep)
-    node.create_subscription(JointState, "joint_states", on_state, deep)
+    node.create_subscription(JointState, "joint_command", on_command, QOS_OBSERVER)
+    node.create_subscription(JointState, "teleop/arm_target", on_arm_target, QOS_OBSERVER)
+    node.create_subscription(JointState, "joint_states", on_state, QOS_OBSERVER)
     node.create_subscription(Odometry, "odom", on_odom, QOS_SENSOR)
     node.create_subscription(String, "teleop/mode", lambda m: seen.modes.append((time.monotonic(), m.data)),
                              QOS_LATCHED)

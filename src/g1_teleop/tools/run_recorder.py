@@ -17,9 +17,9 @@ from std_msgs.msg import Empty
 from g1_teleop.core.joint_vector import JointIndex, MalformedJointMessage
 from g1_teleop.core.robot_description import ARM_INDICES
 from g1_teleop.ros.messages import stamp_ns
+from g1_teleop.ros.qos import QOS_OBSERVER
 from g1_teleop.tools.run_recording import Recording, RecordingBuffer
 
-_RELIABLE = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=200, reliability=ReliabilityPolicy.RELIABLE)
 _BEST_EFFORT = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=200, reliability=ReliabilityPolicy.BEST_EFFORT)
 
 
@@ -37,11 +37,11 @@ class Recorder(Node):
             history=HistoryPolicy.KEEP_LAST, depth=1, reliability=ReliabilityPolicy.RELIABLE,
             durability=DurabilityPolicy.TRANSIENT_LOCAL))
         self._wrists: dict[int, dict[str, tuple[float, float, float]]] = {}
-        self.create_subscription(JointState, "joint_states", self.on_state, _RELIABLE)
-        self.create_subscription(JointState, "joint_command", self.on_command, _RELIABLE)
-        self.create_subscription(JointState, "teleop/arm_target", self.on_arm_target, _RELIABLE)
-        self.create_subscription(Odometry, "odom", self.on_odom, _RELIABLE)
-        self.create_subscription(TimeReference, "teleop/trace", self.on_trace, _RELIABLE)
+        self.create_subscription(JointState, "joint_states", self.on_state, QOS_OBSERVER)
+        self.create_subscription(JointState, "joint_command", self.on_command, QOS_OBSERVER)
+        self.create_subscription(JointState, "teleop/arm_target", self.on_arm_target, QOS_OBSERVER)
+        self.create_subscription(Odometry, "odom", self.on_odom, QOS_OBSERVER)
+        self.create_subscription(TimeReference, "teleop/trace", self.on_trace, QOS_OBSERVER)
         for side in ("left", "right") if wrists else ():
             self.create_subscription(PoseStamped, f"xr/{side}_wrist",
                                      lambda msg, side=side: self.on_wrist(side, msg), _BEST_EFFORT)

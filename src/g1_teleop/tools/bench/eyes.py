@@ -81,7 +81,7 @@ def graph_run(eyes: bool, lockstep: bool, images: tuple[str, ...], seconds: floa
     from g1_teleop.launching.process_runner import GraphProcesses
     from g1_teleop.ros.image_messages import QOS_IMAGE
     from g1_teleop.ros.messages import stamp_ns
-    from g1_teleop.ros.qos import QOS_STATE
+    from g1_teleop.ros.qos import QOS_OBSERVER
 
     env = {"ROS_DOMAIN_ID": str(domain_id), "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}
     log: list[str] = []
@@ -107,8 +107,8 @@ def graph_run(eyes: bool, lockstep: bool, images: tuple[str, ...], seconds: floa
                 published.extend((time.monotonic(), int(v.value)) for v in status.values if v.key == "frames_published")
 
     node.create_subscription(DiagnosticArray, "diagnostics", on_diagnostics, 10)
-    node.create_subscription(Clock, "/clock", keep("/clock"), QOS_STATE)
-    node.create_subscription(JointState, "joint_states", keep("joint_states"), QOS_STATE)
+    node.create_subscription(Clock, "/clock", keep("/clock"), QOS_OBSERVER)
+    node.create_subscription(JointState, "joint_states", keep("joint_states"), QOS_OBSERVER)
     if eyes:
         for topic in images:
             node.create_subscription(Image if topic in RAW else CompressedImage, topic, keep(topic), QOS_IMAGE)
