@@ -35,7 +35,7 @@ QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10, reliability=Reliabil
 # policy starved for a few hundred ms on the test machine's two cores: seen 367 ms).
 COMMAND_GRACE_S = 0.5
 STATE_TIMEOUT_S = 0.25  # hw_bridge's LowState timeout in this test (below)
-ACTIVE_S = 20.0  # seconds of the default scenario played while ACTIVE (as in test_sim_graph)
+ACTIVE_S = 14.0  # seconds of the default scenario played while ACTIVE: via and reach (0-11 s), its hold, the move begun
 SETTLE_S = 1.0  # after play, as in the simulated graph's check
 # In real time the wrists trail their targets by the latency of xr_input → retarget → policy (50 Hz) →
 # bridge → robot, and a starved process adds to it: the same bound as the simulated graph in real time
