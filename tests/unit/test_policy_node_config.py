@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from g1_teleop.nodes.policy import PolicyNodeConfig
+from g1_teleop.control.policy_settings import PolicyNodeConfig
 
 
 def test_the_defaults_are_legal():

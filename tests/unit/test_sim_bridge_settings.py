@@ -8,8 +8,8 @@ import dataclasses
 import pytest
 
 from g1_teleop.core.settings import constraint_of
-from g1_teleop.nodes.sim_bridge import SimBridgeConfig
 from g1_teleop.ros.parameters import descriptor
+from g1_teleop.sim.sim_bridge_settings import SimBridgeConfig
 
 
 def test_every_parameter_is_described_and_the_defaults_are_legal() -> None:

@@ -31,7 +31,7 @@ class PolicyCommand:
 
 
 class PolicySettings(Protocol):
-    """The policy node's settings a tick depends on (nodes.policy.PolicyNodeConfig has them; s, indices)."""
+    """The policy node's settings a tick depends on (control.policy_settings.PolicyNodeConfig has them; s, indices)."""
 
     control_dt: float
     lockstep: bool
