@@ -28,7 +28,7 @@ from g1_teleop.launching.graph_description import load_graph
 from g1_teleop.launching.process_runner import GraphProcesses
 from g1_teleop.ros.image_messages import QOS_IMAGE
 from g1_teleop.ros.messages import stamp_ns
-from g1_teleop.ros.qos import QOS_OBSERVER, QOS_TF_STATIC
+from g1_teleop.ros.qos import QOS_OBSERVER, QOS_TF_STATIC_LISTENER
 from g1_teleop.ros.tf_messages import TFMessage, transform_from_msg
 from support.fake_teleimager import FakeTeleimager, head_config
 from support.ports import free_port
@@ -89,7 +89,7 @@ def test_the_sim_graph_sees_through_the_robots_eyes(ros_domain) -> None:
         "camera/left/image_raw": (Image, QOS_IMAGE), "camera/right/image_raw/compressed": (CompressedImage, QOS_IMAGE),
         "camera/stereo/image_raw/compressed": (CompressedImage, QOS_IMAGE),
         "camera/left/camera_info": (CameraInfo, QOS_IMAGE), "camera/right/camera_info": (CameraInfo, QOS_IMAGE),
-        "joint_states": (JointState, QOS_OBSERVER), "/tf_static": (TFMessage, QOS_TF_STATIC)})
+        "joint_states": (JointState, QOS_OBSERVER), "/tf_static": (TFMessage, QOS_TF_STATIC_LISTENER)})
     heard = listener.heard
     graph.start()
     try:

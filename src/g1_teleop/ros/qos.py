@@ -18,3 +18,7 @@ QOS_LATCHED = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1, reliability=R
 QOS_TF = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=100, reliability=ReliabilityPolicy.RELIABLE)
 QOS_TF_STATIC = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1, reliability=ReliabilityPolicy.RELIABLE,
                            durability=DurabilityPolicy.TRANSIENT_LOCAL)
+# Its listener as tf2_ros's static listener (100 deep): /tf_static has a publisher per node that owns fixed frames
+# (robot_state, eyes), each latching its last message, and a 1-deep reader keeps only one of them.
+QOS_TF_STATIC_LISTENER = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=100,
+                                    reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
