@@ -34,6 +34,7 @@ from g1_teleop.core.realtime_loop import Pacer
 from g1_teleop.core.robot_description import load_robot
 from g1_teleop.launching.graph_description import NodeSpec
 from g1_teleop.launching.process_runner import GraphProcesses
+from g1_teleop.ros.messages import stamp_ns
 from g1_teleop.ros.qos import QOS_LATCHED
 from g1_teleop.tools.robot_probe import LowCmdSample, RobotProbe
 
@@ -132,7 +133,8 @@ class Rig:
         self.robot = VirtualRobotProcess(self.robot_domain, self.lines, self.robot_options)
 
     def _on_diagnostics(self, msg: DiagnosticArray) -> None:
-        t = time.monotonic()
+        # when the bridge said it (its stamp, on this process's monotonic clock), not when this busy process heard it
+        t = stamp_ns(msg.header.stamp) / 1e9 - (time.time() - time.monotonic())
         self.diagnostics.extend((t, s) for s in msg.status if s.name.endswith("hw_bridge"))
 
     @property
@@ -464,8 +466,8 @@ def test_stopped_robot_stops_the_writing_with_the_reason(make_rig):
     rig.spin(0.3)
     assert rig.robot is not None
     rig.robot.stop(signal.SIGKILL)
-    rig.spin(0.2 + STATE_TIMEOUT_S, lambda: rig.state == "DAMP")
-    rig.spin(0.5)
+    rig.spin(3.0, lambda: "LowCmd writing stopped" in rig.diagnostics[-1][1].message)
+    rig.spin(0.3)
     last_state = rig.probe.lowstate_times[-1]
     last_cmd = rig.probe.lowcmds[-1].t
     said = next((t for t, s in rig.diagnostics if t > last_state and "LowCmd writing stopped" in s.message), None)
