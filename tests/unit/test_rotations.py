@@ -5,6 +5,7 @@ import math
 import numpy as np
 import pinocchio as pin
 import pytest
+from scipy.spatial.transform import Slerp
 
 from g1_teleop.core import rotations as rot
 
@@ -70,6 +71,18 @@ def test_slerp_takes_the_shorter_arc() -> None:
     assert rot.yaw_from_wxyz(rot.slerp_wxyz(a, -b, 0.5)) == pytest.approx(0.3)
     np.testing.assert_allclose(rot.slerp_wxyz(a, b, 0.0), a, atol=1e-12)
     np.testing.assert_allclose(abs(rot.slerp_wxyz(a, b, 1.0) @ b), 1.0, atol=1e-12)
+
+
+def test_matrix_to_quaternion_and_slerp_agree_with_scipy() -> None:
+    qs = _random_wxyz(50)
+    R = rot.rotation(qs).as_matrix()
+    expected = rot.rotation(qs).as_quat(canonical=True, scalar_first=True)
+    np.testing.assert_allclose(rot.wxyz_from_matrix(R), expected, atol=1e-12)
+    np.testing.assert_allclose(rot.wxyz_from_matrix(R[3]), expected[3], atol=1e-12)
+    assert rot.wxyz_from_matrix(R.reshape(5, 10, 3, 3)).shape == (5, 10, 4)
+    for q0, q1, s in zip(qs[:25], qs[25:], RNG.uniform(0.0, 1.0, 25), strict=True):
+        scipy_slerp = Slerp([0.0, 1.0], rot.rotation(np.stack([q0, q1])))(s).as_quat(canonical=True, scalar_first=True)
+        np.testing.assert_allclose(rot.slerp_wxyz(q0, q1, s), scipy_slerp, atol=1e-9)
 
 
 def test_transform_round_trip() -> None:
