@@ -64,9 +64,10 @@ def test_frames_description_and_markers_answer_the_joint_states(ros_domain, robo
     rclpy.init(context=context, domain_id=ros_domain)
     node = rclpy.create_node("robot_state_test", context=context)
     heard: dict[str, list] = defaultdict(list)
+    arrived: dict[str, list[float]] = defaultdict(list)  # time.monotonic() of each message heard
 
     def keep(topic: str) -> Callable[[object], None]:
-        return lambda msg: heard[topic].append(msg)
+        return lambda msg: (heard[topic].append(msg), arrived[topic].append(time.monotonic()))
 
     for msg_type, topic, qos in ((String, "robot_description", QOS_LATCHED), (TFMessage, "/tf_static", QOS_TF_STATIC),
                                  (TFMessage, "/tf", QOS_TF), (JointState, "joint_states", QOS_STATE),
@@ -114,12 +115,16 @@ def test_frames_description_and_markers_answer_the_joint_states(ros_domain, robo
     states = {stamp_ns(s.header.stamp): s for s in heard["joint_states"]}
     answered = [stamp for stamp in states if any(c not in ("pelvis", "xr_world") for c in tf_by_stamp.get(stamp, ()))]
     since_first = [stamp for stamp in states if stamp >= answered[0]]
-    # At most rate_hz a second of stamps, and it keeps up: on a loaded machine a state may be dropped (as
-    # robot_state_publisher would), not more.
+    # At most rate_hz a second of stamps and a second of wall time (the lockstep simulation may run faster than
+    # real time), and it keeps up: on a loaded machine a state may be dropped (as robot_state_publisher would), and
+    # the wall-time schedule drops more of a burst that robot_state (at nice 10) takes late, not many more.
     span_s = (since_first[-1] - answered[0]) * 1e-9
-    most = span_s * RobotStateConfig.rate_hz + 2
-    assert 0.9 * min(len(since_first), most) - 5 <= len(answered) <= most, (
-        f"{len(answered)} of {len(since_first)} states over {span_s:.2f} s answered")
+    arrival = dict(zip((stamp_ns(s.header.stamp) for s in heard["joint_states"]), arrived["joint_states"],
+                       strict=True))
+    wall_span_s = arrival[since_first[-1]] - arrival[answered[0]]
+    most = min(span_s, wall_span_s) * RobotStateConfig.rate_hz + 2
+    assert 0.75 * min(len(since_first), most) - 5 <= len(answered) <= most, (
+        f"{len(answered)} of {len(since_first)} states over {span_s:.2f} s ({wall_span_s:.2f} s of wall time) answered")
     for stamp in answered[-20:]:
         state = states[stamp]
         links = {child: t for child, t in tf_by_stamp[stamp].items() if child not in ("pelvis", "xr_world")}

@@ -35,7 +35,7 @@ from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import String
 from visualization_msgs.msg import MarkerArray
 
-from g1_teleop.core.decimator import Decimator
+from g1_teleop.core.decimator import DueOnBothClocks
 from g1_teleop.core.frame_tree import FrameTree, Transform
 from g1_teleop.core.joint_vector import JointIndex, MalformedJointMessage
 from g1_teleop.core.pinocchio_model import build_pinocchio_model
@@ -67,8 +67,9 @@ class RobotStateConfig:
                              "a robot without odometry) or none (no world frame)", choices=BASE_POSES)
     links: bool = setting(True, "publish robot_description, /tf_static and the links' /tf; false: "
                           "robot_state_publisher does")
-    rate_hz: float = setting(50.0, "most answers (/tf, markers) per second of stamps, per input stream (Hz); "
-                             "0: one per message", minimum=0.0)
+    rate_hz: float = setting(30.0, "most answers (/tf, markers) per input stream per second, of the stamps and of "
+                             "the wall clock (a lockstep simulation faster than real time is shown at this rate, "
+                             "not at every period) (Hz); 0: one per message", minimum=0.0)
 
     def __post_init__(self) -> None:
         check_settings(self)
@@ -88,8 +89,7 @@ class RobotState(Node):
         self.targets: dict[str, PoseStamped] = {}
         self.warn = WarnOnce(self)
         self.published = 0
-        self.due = {stream: Decimator(cfg.rate_hz) if cfg.rate_hz else (lambda _: True)
-                    for stream in ("joint_states", "base", "head")}
+        self.due = {stream: DueOnBothClocks(cfg.rate_hz) for stream in ("joint_states", "base", "head")}
         self.pub_tf = self.create_publisher(TFMessage, "/tf", QOS_TF)
         self.pub_markers = self.create_publisher(MarkerArray, "teleop/wrist_markers", QOS_STATE)
         described = "links off"
