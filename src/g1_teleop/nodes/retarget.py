@@ -85,6 +85,7 @@ class Retarget(Node):
         self.warn = WarnOnce(self)
         self.last_output: JointState | None = None
         self.waiting_since: float | None = None
+        self.pair_stamp: int | None = None  # the stamp of the last complete wrist pair the clutch took (ns)
         self.state_solve_due = Decimator(cfg.state_solve_rate_hz)
         self.solves = self.failures = 0
         self.operator = cfg.mode == "pose" and cfg.clutch_mode() == "operator"
@@ -138,6 +139,7 @@ class Retarget(Node):
         left, right = self.inputs.stamp("left"), self.inputs.stamp("right")
         if left == right and self.targets.put_sample(WristPair(self.inputs.value("left"), self.inputs.value("right")),
                                                      left / 1e9):
+            self.pair_stamp = left
             self.try_solve()
 
     def on_head(self, msg: PoseStamped) -> None:
@@ -211,13 +213,12 @@ class Retarget(Node):
         self.publish(q_arm, self.ik.gravity_torques(q_body), stamp)
 
     def try_solve(self) -> None:
-        """After a new wrist pair, and (clutch auto) after a joint state."""
-        if self.inputs.value("joints") is None or self.inputs.stamp("left") < 0 or self.inputs.stamp("right") < 0:
+        """After a new wrist pair, and (clutch auto) after a joint state. In real time the clutch steps on every
+        joint state once a pair has come, whatever the latest wrists' stamps: the last sample of an operator who
+        vanished over a lossy link may lack one wrist, and the clutch must still hold, then home."""
+        if self.inputs.value("joints") is None or self.pair_stamp is None:
             return
-        if not self.cfg.lockstep:
-            if self.inputs.stamp("left") == self.inputs.stamp("right"):
-                self.solve()
-        elif not self.operator and self.inputs.complete(self.inputs.stamp("joints")):
+        if not self.cfg.lockstep or (not self.operator and self.inputs.complete(self.inputs.stamp("joints"))):
             self.solve()
 
     def on_sync_timeout(self) -> None:
@@ -247,8 +248,8 @@ class Retarget(Node):
                             "holding the measured arm joints")
         # the operator sample followed, else (holding, homing, paused; lockstep clutch operator) the joint state
         follows = self.targets.state is ClutchState.ENGAGED and not (self.operator and self.cfg.lockstep)
-        self.publish(result.q_arm, result.tau_ff,
-                     max(self.inputs.stamp("left"), self.inputs.stamp("right")) if follows else joints)
+        stamp = self.pair_stamp if follows and self.pair_stamp is not None else joints
+        self.publish(result.q_arm, result.tau_ff, stamp)
 
     def publish(self, q_arm: np.ndarray, tau_ff: np.ndarray, stamp: int) -> None:
         names, q, tau = self.ik.arm_joint_names, q_arm, tau_ff
