@@ -123,7 +123,14 @@ def test_operator_and_robot_on_two_hosts(hosts, ros_domain, tmp_path, robot, fk)
                     assert time.monotonic() < deadline, f"{answer.stdout}{answer.stderr}\n{log()}"
                     assert robot_side.check() is None and operator_side.check() is None, log()
                     time.sleep(1.0)
-            played = on_robot("call", "play", "--timeout", "30")  # xr_input's service, across the link
+            # xr_input's service, across the link. A new client's answer can be lost there: the server may answer
+            # before it has discovered the client's reply reader, whose discovery message the link lost (seen in CI:
+            # no answer within 30 s); an operator calls again, as the error says, and so does this test (play
+            # restarts the scenario: calling it twice is harmless).
+            for _ in range(3):
+                played = on_robot("call", "play", "--timeout", "10")
+                if "gave no answer" not in played.stderr:
+                    break
             assert played.returncode == 0, f"{played.stdout}{played.stderr}\n{log()}"
             bag = tmp_path / f"robot_side_{bring_ups}"  # what reaches the robot's side, while latency listens
             recording = on_robot_in_background("record", "--duration", "6", "--out", str(bag))

@@ -68,8 +68,9 @@ class TriggerClients:
                 f"that namespace (--namespace) and with the same ROS_DOMAIN_ID?")
         future = client.call_async(Trigger.Request())
         if not self.session.spin_until(future.done, timeout_s):
-            raise GraphUnreachable(f"the server of {name} took the call but gave no answer within {timeout_s:g} s "
-                                   f"({where}): is {service.server} stalled? Its log says why")
+            raise GraphUnreachable(f"the server of {name} gave no answer within {timeout_s:g} s ({where}): is "
+                                   f"{service.server} stalled? Its log says why. (Across a lossy network an answer "
+                                   "to a client just started can be lost before the two have met: call again)")
         return self._answer(action, future.result())
 
     def call_async(self, action: str, on_answer: Callable[[str], None]) -> None:
