@@ -57,6 +57,7 @@ def test_the_clutch_holds_then_homes_after_a_last_sample_with_one_wrist(ros_doma
     wrists = {side: node.create_publisher(PoseStamped, f"xr/{side}_wrist", QOS_SENSOR) for side in WRISTS}
     clutch: list[tuple[float, str]] = []
     targets: list[float] = []
+    pairs: list[float] = []  # time.monotonic() of each complete pair sent: the clutch counts from the last one
     node.create_subscription(String, "teleop/clutch", lambda m: clutch.append((time.monotonic(), m.data)), QOS_LATCHED)
     node.create_subscription(JointState, "teleop/arm_target", lambda _: targets.append(time.monotonic()), QOS_OBSERVER)
 
@@ -73,6 +74,7 @@ def test_the_clutch_holds_then_homes_after_a_last_sample_with_one_wrist(ros_doma
                 stamp = time.time_ns()
                 for side, pub in wrists.items():
                     pub.publish(wrist_msg(side, stamp))
+                pairs.append(now)
                 next_sample = now + 1 / 60
             executor.spin_once(timeout_sec=0.002)
             assert graph.check() is None, "\n".join(lines[-20:])
@@ -85,7 +87,7 @@ def test_the_clutch_holds_then_homes_after_a_last_sample_with_one_wrist(ros_doma
             run(0.5, operator=True)
         run(1.0, operator=True)
         wrists["left"].publish(wrist_msg("left", time.time_ns()))  # the last sample: its right wrist lost
-        stopped = time.monotonic()
+        stopped = pairs[-1]  # the last complete pair
         run(HOME_AFTER_S + 1.5, operator=False)
     finally:
         graph.stop()
