@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from g1_teleop.core.decimator import Decimator, DueOnBothClocks
+from g1_teleop.core.decimator import Decimator
 
 
 def test_a_500_hz_stream_is_kept_at_200_hz_on_average():
@@ -28,14 +28,3 @@ def test_a_clock_that_goes_back_restarts_the_schedule():
     kept = [t for t in 0.005 * np.arange(9) if due(t)]  # the simulation restarted at 0
     assert kept == pytest.approx([0.0, 0.02, 0.04])
 
-
-def test_due_on_both_clocks_keeps_the_slower_of_the_two_rates():
-    # a lockstep simulation at 4× real time: 50 stamps a simulated second, 200 a wall second
-    due = DueOnBothClocks(50.0)
-    stamps = 0.02 * np.arange(800)  # 16 simulated s in 4 wall s
-    kept = [s for s in stamps if due(s, wall_s=100.0 + s / 4.0)]
-    assert len(kept) / 4.0 == pytest.approx(50.0, rel=0.05)  # 50 a wall second, not 200
-    # in real time the stamps decide, as a Decimator alone
-    due = DueOnBothClocks(50.0)
-    assert len([s for s in 0.005 * np.arange(2000) if due(s, wall_s=s)]) == pytest.approx(500, abs=2)
-    assert all(DueOnBothClocks(0.0)(s, wall_s=0.0) for s in range(10))  # 0: every sample

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 
 class Decimator:
     """True for the samples (times in s) that keep a stream at ``rate_hz`` on average, at most one a sample.
@@ -24,17 +22,3 @@ class Decimator:
         self.last_s = t
         return True
 
-
-class DueOnBothClocks:
-    """True for the samples that keep a stream at ``rate_hz`` at most both per second of their stamps and per
-    second of the wall clock (``time.monotonic()``, or the ``wall_s`` given): a viewer's rate, whether the stream
-    runs in real time or faster (a lockstep simulation). ``rate_hz`` 0: every sample."""
-
-    def __init__(self, rate_hz: float) -> None:
-        self._stamps = Decimator(rate_hz) if rate_hz else None
-        self._wall = Decimator(rate_hz) if rate_hz else None
-
-    def __call__(self, stamp_s: float, wall_s: float | None = None) -> bool:
-        if self._stamps is None or self._wall is None:
-            return True
-        return self._stamps(stamp_s) and self._wall(time.monotonic() if wall_s is None else wall_s)

@@ -14,11 +14,11 @@ LOCOMOTION: loco_config's policy; "hold": the default pose (STAND_HOLD; needs th
 (±arm_step_limit_rad per tick), or the default arm pose from a LOCOMOTION request until SQUAT (locomotion_arms).
 Lockstep: one command per joint_states stamp, once that stamp's IMU sample and arm target are in (at most
 sync_timeout_s once a first arm target has come). Real time: a tick every control_dt of the policy's own clock
-(control_clock: sim time followed from /clock, or the ROS clock) from the newest state. Joystick (Xbox layout):
-SQUAT: sticks raise/lower and lean; LOCOMOTION: vx/vy and turn (a fresh cmd_vel overrides; a fresh heading turns
-the robot as the operator turns); A → LOCOMOTION,
-B → SQUAT. The decisions live in g1_teleop.control: inputs (policy_inputs, state_checks), ticks (policy_step,
-control_clock), commands (whole_body_target, command_contract), modes (mode_requests, operator_commands).
+(control_clock: sim time followed from /clock, or the ROS clock) from the newest state, taken at the tick.
+Joystick (Xbox layout): SQUAT: sticks raise/lower and lean; LOCOMOTION: vx/vy and turn (a fresh cmd_vel overrides;
+a fresh heading turns the robot as the operator turns); A → LOCOMOTION, B → SQUAT. The decisions live in
+g1_teleop.control: inputs (policy_inputs, state_checks), ticks (policy_step, control_clock), commands
+(whole_body_target, command_contract), modes (mode_requests, operator_commands).
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ from g1_teleop.ros.diagnostics import Diagnostics, RateLimitedLog, WarnOnce
 from g1_teleop.ros.messages import gains_msg, imu_orientation_wxyz, joint_state_msg, stamp_ns, to_stamp
 from g1_teleop.ros.node_main import run
 from g1_teleop.ros.parameters import declare_config
+from g1_teleop.ros.polled_subscription import LatestInputs
 from g1_teleop.ros.qos import QOS_COMMAND, QOS_LATCHED, QOS_SENSOR, QOS_STATE
 
 
@@ -73,8 +74,10 @@ class Policy(Node):
         self.pub_trace = self.create_publisher(TimeReference, "teleop/trace", QOS_COMMAND)
         self.pub_mode = self.create_publisher(String, "teleop/mode", QOS_LATCHED)
         self.pub_gains = self.create_publisher(JointState, "teleop/gains", QOS_LATCHED)
-        self.create_subscription(JointState, "joint_states", self.on_joint_states, QOS_STATE)
-        self.create_subscription(Imu, "imu", self.on_imu, QOS_STATE)
+        # Real time: the newest state is taken at each tick (g1_teleop.ros.polled_subscription), not every 200 Hz one.
+        self.state_inputs = LatestInputs(self, polled=not cfg.lockstep)
+        self.state_inputs.subscribe(JointState, "joint_states", QOS_STATE, self.on_joint_states)
+        self.state_inputs.subscribe(Imu, "imu", QOS_STATE, self.on_imu)
         self.create_subscription(JointState, "teleop/arm_target", self.on_arm_target, QOS_COMMAND)
         self.create_subscription(Joy, "joy", self.on_joy, QOS_SENSOR)
         self.create_subscription(Twist, "cmd_vel", self.on_cmd_vel, QOS_SENSOR)
@@ -112,18 +115,18 @@ class Policy(Node):
         if self.inputs.ready():
             self.tick()
 
-    def on_joint_states(self, msg: JointState) -> None:
+    def on_joint_states(self, msg: JointState, received_s: float) -> None:
         stamp = stamp_ns(msg.header.stamp)
         if self.cfg.lockstep and self.last_command is not None and stamp == stamp_ns(self.last_command.header.stamp):
             self.pub_command.publish(self.last_command)  # the simulator asks again: same answer
             return
-        self.take(self.intake.joint_state, msg.name, msg.position, msg.velocity, stamp, time.monotonic(),
+        self.take(self.intake.joint_state, msg.name, msg.position, msg.velocity, stamp, received_s,
                   self.now_stamp_ns())
 
-    def on_imu(self, msg: Imu) -> None:
+    def on_imu(self, msg: Imu, received_s: float) -> None:
         w = msg.angular_velocity
         self.take(self.intake.imu, imu_orientation_wxyz(msg), np.array([w.x, w.y, w.z]), stamp_ns(msg.header.stamp),
-                  time.monotonic(), self.now_stamp_ns())
+                  received_s, self.now_stamp_ns())
 
     def on_arm_target(self, msg: JointState) -> None:
         self.take(self.intake.arm_target, msg.name, msg.position, msg.velocity, msg.effort,
@@ -176,6 +179,7 @@ class Policy(Node):
         self.tick_timer.timer_period_ns = max(1, round(timing.wait_s * 1e9))
         self.tick_timer.reset()
         if timing.due:
+            self.state_inputs.poll()
             self.tick(timing.stamp_ns)
 
     def tick(self, clock_stamp_ns: int | None = None) -> None:

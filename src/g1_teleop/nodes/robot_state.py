@@ -14,9 +14,9 @@ Publishes, from the robot model (g1_teleop.core.frame_tree):
 - teleop/wrist_markers (visualization_msgs/MarkerArray, frame pelvis): the wrist targets (xr/*_wrist) and
   the reached hand points (left_ee, right_ee of joint_states).
 
-Each stream (joint_states, odom or imu, xr/head) is answered at most ``rate_hz`` times a second of its stamps:
-a display needs no more, and the 200 Hz simulator's every state cost this node half a core of the two a small
-machine has, which the policy then lacked.
+The inputs are taken ``rate_hz`` times a second of the wall clock, each topic's newest message
+(g1_teleop.ros.polled_subscription): a display needs no more, and taking every 200 Hz state and IMU sample cost this
+node a third of a core of the two a small machine has, which the policy then lacked.
 
 ``links`` false leaves robot_description, /tf_static and the links to robot_state_publisher (on a ROS
 distribution the launch files start it for a URDF model) and publishes the rest.
@@ -25,17 +25,18 @@ distribution the launch files start it for a URDF model) and publishes the rest.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import PoseStamped
 from nav_msgs.msg import Odometry
+from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import String
 from visualization_msgs.msg import MarkerArray
 
-from g1_teleop.core.decimator import DueOnBothClocks
 from g1_teleop.core.frame_tree import FrameTree, Transform
 from g1_teleop.core.joint_vector import JointIndex, MalformedJointMessage
 from g1_teleop.core.pinocchio_model import build_pinocchio_model
@@ -44,9 +45,10 @@ from g1_teleop.core.rotations import transform, wxyz_from_matrix
 from g1_teleop.core.settings import check_settings, setting
 from g1_teleop.operator.xr_frames import ik_T_world
 from g1_teleop.ros.diagnostics import Diagnostics, WarnOnce
-from g1_teleop.ros.messages import imu_orientation_wxyz, stamp_s, transform_from_pose_msg
+from g1_teleop.ros.messages import imu_orientation_wxyz, transform_from_pose_msg
 from g1_teleop.ros.node_main import run
 from g1_teleop.ros.parameters import declare_config
+from g1_teleop.ros.polled_subscription import LatestInputs
 from g1_teleop.ros.qos import QOS_LATCHED, QOS_SENSOR, QOS_STATE, QOS_TF, QOS_TF_STATIC
 from g1_teleop.ros.tf_messages import TFMessage, tf_message
 from g1_teleop.ros.wrist_markers import REACHED, SIDES, TARGET, wrist_markers
@@ -67,9 +69,9 @@ class RobotStateConfig:
                              "a robot without odometry) or none (no world frame)", choices=BASE_POSES)
     links: bool = setting(True, "publish robot_description, /tf_static and the links' /tf; false: "
                           "robot_state_publisher does")
-    rate_hz: float = setting(30.0, "most answers (/tf, markers) per input stream per second, of the stamps and of "
-                             "the wall clock (a lockstep simulation faster than real time is shown at this rate, "
-                             "not at every period) (Hz); 0: one per message", minimum=0.0)
+    rate_hz: float = setting(30.0, "how often the inputs are taken, each topic's newest message: at most that many "
+                             "answers (/tf, markers) per input per second of the wall clock, however fast the "
+                             "simulation runs (Hz); 0: one per message", minimum=0.0)
 
     def __post_init__(self) -> None:
         check_settings(self)
@@ -89,21 +91,22 @@ class RobotState(Node):
         self.targets: dict[str, PoseStamped] = {}
         self.warn = WarnOnce(self)
         self.published = 0
-        self.due = {stream: DueOnBothClocks(cfg.rate_hz) for stream in ("joint_states", "base", "head")}
         self.pub_tf = self.create_publisher(TFMessage, "/tf", QOS_TF)
         self.pub_markers = self.create_publisher(MarkerArray, "teleop/wrist_markers", QOS_STATE)
         described = "links off"
         if cfg.links:
             described = self.publish_description(robot.model_path.read_text() if not robot.model_is_mjcf else None)
-        self.create_subscription(JointState, "joint_states", self.on_joint_states, QOS_STATE)
+        inputs = LatestInputs(self, polled=cfg.rate_hz > 0)  # taken in this order: the IMU's answer needs the joints
+        if inputs.polled:
+            self.create_timer(1.0 / cfg.rate_hz, inputs.poll, clock=Clock(clock_type=ClockType.STEADY_TIME))
+        inputs.subscribe(JointState, "joint_states", QOS_STATE, self.on_joint_states)
         if cfg.base_pose == "odom":
-            self.create_subscription(Odometry, "odom", self.on_odom, QOS_STATE)
+            inputs.subscribe(Odometry, "odom", QOS_STATE, self.on_odom)
         elif cfg.base_pose == "imu":
-            self.create_subscription(Imu, "imu", self.on_imu, QOS_STATE)
-        self.create_subscription(PoseStamped, "xr/head", self.on_head, QOS_SENSOR)
+            inputs.subscribe(Imu, "imu", QOS_STATE, self.on_imu)
+        inputs.subscribe(PoseStamped, "xr/head", QOS_SENSOR, self.on_head)
         for side in SIDES:
-            self.create_subscription(PoseStamped, f"xr/{side}_wrist", lambda m, s=side: self.on_wrist(s, m),
-                                     QOS_SENSOR)
+            inputs.subscribe(PoseStamped, f"xr/{side}_wrist", QOS_SENSOR, partial(self.on_wrist, side))
         self.diagnostics = Diagnostics(self, lambda: {"tf_published": self.published, "frames": len(self.tree.frames),
                                                       "base_pose": cfg.base_pose, "links": cfg.links})
         self.get_logger().info(f"{robot.model_path.name}: {len(self.tree.frames)} frames rooted at {self.tree.root}, "
@@ -124,9 +127,7 @@ class RobotState(Node):
         self.pub_tf.publish(tf_message(transforms, stamp))
         self.published += 1
 
-    def on_joint_states(self, msg: JointState) -> None:
-        if not self.due["joint_states"](stamp_s(msg.header.stamp)):
-            return
+    def on_joint_states(self, msg: JointState, _received_s: float = 0.0) -> None:
         try:
             self.q = self.index.parse(msg.name, msg.position).position
         except MalformedJointMessage as exc:
@@ -144,23 +145,19 @@ class RobotState(Node):
                                      target.header.stamp, target.header.frame_id)
         self.pub_markers.publish(MarkerArray(markers=markers))
 
-    def on_odom(self, msg: Odometry) -> None:
-        if not self.due["base"](stamp_s(msg.header.stamp)):
-            return
+    def on_odom(self, msg: Odometry, _received_s: float = 0.0) -> None:
         p, o = msg.pose.pose.position, msg.pose.pose.orientation
         self.publish([(msg.header.frame_id, msg.child_frame_id, transform((p.x, p.y, p.z), (o.w, o.x, o.y, o.z)))],
                      msg.header.stamp)
 
-    def on_imu(self, msg: Imu) -> None:
-        if self.q is None or not self.due["base"](stamp_s(msg.header.stamp)):
+    def on_imu(self, msg: Imu, _received_s: float = 0.0) -> None:
+        if self.q is None:
             return  # (the pelvis height needs the legs)
         world_q_pelvis = imu_orientation_wxyz(msg)  # the IMU frame is the pelvis's (imu_in_pelvis: identity)
         height = self.tree.pelvis_height(self.q, world_q_pelvis)
         self.publish([(WORLD, self.tree.root, transform((0.0, 0.0, height), world_q_pelvis))], msg.header.stamp)
 
-    def on_head(self, msg: PoseStamped) -> None:
-        if not self.due["head"](stamp_s(msg.header.stamp)):
-            return
+    def on_head(self, msg: PoseStamped, _received_s: float = 0.0) -> None:
         try:
             world_T_head = transform_from_pose_msg(msg)
         except ValueError as exc:
@@ -168,7 +165,7 @@ class RobotState(Node):
             return
         self.publish([(self.tree.root, msg.header.frame_id or XR_WORLD, ik_T_world(world_T_head))], msg.header.stamp)
 
-    def on_wrist(self, side: str, msg: PoseStamped) -> None:
+    def on_wrist(self, side: str, msg: PoseStamped, _received_s: float = 0.0) -> None:
         try:
             transform_from_pose_msg(msg)  # finite, unit quaternion
         except ValueError as exc:
