@@ -27,6 +27,7 @@ import websockets
 from cryptography import x509
 
 from g1_teleop.core.rotations import matrix_from_wxyz, wxyz_from_rpy
+from g1_teleop.core.xr_input_contract import JoyAxis, JoyButton
 from g1_teleop.operator.webxr_client import (
     ControllerInput,
     HeadsetPage,
@@ -43,7 +44,6 @@ from g1_teleop.operator.webxr_server import WebXrConfig, WebXrServer, WebXrServe
 from g1_teleop.operator.webxr_status import LinkState
 from g1_teleop.operator.xr_certificates import CertificateFiles
 from g1_teleop.operator.xr_frames import robot_to_openxr
-from g1_teleop.operator.xr_joy import JoyAxis, JoyButton
 from integration.test_webxr_video import Camera, assert_shows
 from support.artefacts import artefact
 from support.ports import free_port

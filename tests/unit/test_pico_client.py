@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
+from g1_teleop.core.xr_input_contract import JoyAxis, JoyButton
 from g1_teleop.launching.graph_description import load_graph
 from g1_teleop.operator.body_stream import body_stream_from_xrobot
 from g1_teleop.operator.pico_client import (
@@ -28,7 +29,7 @@ from g1_teleop.operator.pico_client import (
 from g1_teleop.operator.webxr_events import ControllersState
 from g1_teleop.operator.webxr_status import LinkState
 from g1_teleop.operator.xr_frames import DEFAULT_WORLD_T_HEAD, robot_to_openxr
-from g1_teleop.operator.xr_joy import JoyAxis, JoyButton, XrJoy, XrJoyConfig
+from g1_teleop.operator.xr_joy import XrJoy, XrJoyConfig
 from g1_teleop.tools.bench.hand_poses import hand_joint_points
 from support.ports import free_port
 

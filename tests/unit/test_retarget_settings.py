@@ -8,12 +8,12 @@ import dataclasses
 import pytest
 
 from g1_teleop.core.settings import constraint_of
-from g1_teleop.nodes.retarget import RetargetConfig
 from g1_teleop.retarget.clutch import ClutchConfig
+from g1_teleop.retarget.retarget_settings import RetargetSettings
 
 
 def test_every_parameter_is_described_and_the_defaults_are_legal() -> None:
-    config = RetargetConfig()
+    config = RetargetSettings()
     for field in dataclasses.fields(config):
         constraint = constraint_of(field)
         assert constraint is not None and constraint.description, field.name
@@ -24,15 +24,15 @@ def test_every_parameter_is_described_and_the_defaults_are_legal() -> None:
     ("auto", "webxr", "auto"), ("operator", "scenario", "operator"),
 ])
 def test_the_clutch_follows_the_source_unless_given(clutch: str, source: str, mode: str) -> None:
-    assert RetargetConfig(clutch=clutch, source=source).clutch_mode() == mode
+    assert RetargetSettings(clutch=clutch, source=source).clutch_mode() == mode
 
 
 def test_the_clutch_settings_pass_through_and_are_checked() -> None:
-    config = RetargetConfig(stale_after_s=0.3, home_after_s=3.0, home_speed_m_s=0.05)
+    config = RetargetSettings(stale_after_s=0.3, home_after_s=3.0, home_speed_m_s=0.05)
     assert config.clutch_config() == ClutchConfig(stale_after_s=0.3, home_after_s=3.0, home_speed_m_s=0.05)
     with pytest.raises(ValueError, match=r"home_after_s \(0.2 s\) must be longer than stale_after_s"):
-        RetargetConfig(home_after_s=0.2)
+        RetargetSettings(home_after_s=0.2)
     with pytest.raises(ValueError, match="clutch must be one of , auto, operator, got 'manual'"):
-        RetargetConfig(clutch="manual")
+        RetargetSettings(clutch="manual")
     with pytest.raises(ValueError, match="source must be one of scenario, bag, webxr"):
-        RetargetConfig(source="headset")
+        RetargetSettings(source="headset")

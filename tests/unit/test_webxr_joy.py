@@ -6,10 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from g1_teleop.core.xr_input_contract import JoyAxis, JoyButton
 from g1_teleop.operator.hand_pinch import Pinch, pinch_closure
 from g1_teleop.operator.webxr_client import synthetic_hand
 from g1_teleop.operator.webxr_events import Controller, ControllersState, HandJoints, HandsTracking
-from g1_teleop.operator.xr_joy import JoyAxis, JoyButton, XrJoy, XrJoyConfig
+from g1_teleop.operator.xr_joy import XrJoy, XrJoyConfig
 
 
 def test_layout_sizes_and_the_policy_and_bridge_indices() -> None:

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from g1_teleop.core.rotations import matrix_from_wxyz, wxyz_from_rpy
+from g1_teleop.core.xr_input_contract import JoyButton
 from g1_teleop.operator.webxr_client import ControllerInput, camera_move, controller_move, encode, hand_move
 from g1_teleop.operator.webxr_client import synthetic_hand as hand
 from g1_teleop.operator.webxr_events import parse_event
@@ -21,7 +22,7 @@ from g1_teleop.operator.xr_frames import (
     openxr_to_robot,
     robot_to_openxr,
 )
-from g1_teleop.operator.xr_joy import JoyButton, XrJoyConfig
+from g1_teleop.operator.xr_joy import XrJoyConfig
 
 FLOAT32 = 1e-6  # poses travel as float32
 

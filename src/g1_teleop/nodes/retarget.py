@@ -24,7 +24,6 @@ joint states alone up to state_solve_rate_hz (each 200 Hz state answered took th
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 
 import numpy as np
 from geometry_msgs.msg import PoseStamped
@@ -39,10 +38,8 @@ from g1_teleop.core.joint_vector import JointIndex, MalformedJointMessage
 from g1_teleop.core.mujoco_model import build_mujoco_model
 from g1_teleop.core.pinocchio_model import build_pinocchio_model
 from g1_teleop.core.robot_description import load_robot
-from g1_teleop.core.settings import setting
 from g1_teleop.core.stamp_sync import StampSync
-from g1_teleop.operator.webxr_source import JOY_FRAMES, LIVE_SOURCES, SOURCES
-from g1_teleop.operator.xr_joy import JoyButton
+from g1_teleop.core.xr_input_contract import JOY_FRAMES
 from g1_teleop.retarget.arm_ik import DualArmIK
 from g1_teleop.retarget.clutch import ClutchState, ClutchTransition, Refused, WristPair
 from g1_teleop.retarget.gamepad_ik import GamepadArmTeleop
@@ -57,24 +54,10 @@ from g1_teleop.ros.parameters import declare_config
 from g1_teleop.ros.qos import QOS_COMMAND, QOS_LATCHED, QOS_SENSOR, QOS_STATE
 
 
-@dataclass(frozen=True)
-class RetargetConfig(RetargetSettings):
-    """retarget's ROS parameters (read once at start-up): the core's settings and the operator input's."""
-
-    source: str = setting("scenario", "xr_input's source (the graphs pass it): chooses the clutch when clutch is "
-                          "empty", choices=SOURCES)
-    engage_button: int = setting(int(JoyButton.ENGAGE), "clutch operator: the button of the headset's Joy (frame "
-                                 "xr_hands or xr_controllers) whose press engages or pauses (the XR layout's ENGAGE)",
-                                 minimum=0)
-
-    def clutch_mode(self) -> str:
-        return self.clutch or ("operator" if self.source in LIVE_SOURCES else "auto")
-
-
 class Retarget(Node):
     def __init__(self) -> None:
         super().__init__("retarget")
-        cfg = self.cfg = declare_config(self, RetargetConfig)
+        cfg = self.cfg = declare_config(self, RetargetSettings)
         robot = load_robot(cfg.robot_config or None, cfg.model or None)
         pin_model = build_pinocchio_model(robot, floating_base=False)
         collision = ArmCollisionModel(robot, build_mujoco_model(robot), pin_model)

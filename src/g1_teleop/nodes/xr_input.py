@@ -41,6 +41,7 @@ from std_srvs.srv import Trigger
 
 from g1_teleop.core.paths import scenario_path
 from g1_teleop.core.settings import setting
+from g1_teleop.core.xr_input_contract import LIVE_SOURCES, SOURCES
 from g1_teleop.operator.body_stream import load_body_stream
 from g1_teleop.operator.input_sources import WRIST_REFERENCES, BodyStreamPlayer, OperatorRecording, ScenarioPlayer
 from g1_teleop.operator.live_sources import LiveSourceConfig, open_live_source
@@ -48,7 +49,7 @@ from g1_teleop.operator.scenario import Scenario
 from g1_teleop.operator.webxr_events import HAND_JOINTS
 from g1_teleop.operator.webxr_samples import XrSample
 from g1_teleop.operator.webxr_server import WebXrServer
-from g1_teleop.operator.webxr_source import LIVE_SOURCES, SOURCES, NewestOnce, publication
+from g1_teleop.operator.webxr_source import NewestOnce, publication
 from g1_teleop.operator.webxr_status import LinkState, StatusLog
 from g1_teleop.ros.diagnostics import Diagnostics
 from g1_teleop.ros.image_messages import QOS_IMAGE, STEREO_TOPIC

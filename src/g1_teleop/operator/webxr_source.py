@@ -16,18 +16,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from g1_teleop.core.xr_input_contract import JOY_FRAMES
 from g1_teleop.operator.input_sources import XrFrame
 from g1_teleop.operator.webxr_samples import XrSample
-
-SOURCES = ("scenario", "bag", "webxr", "avp", "pico", "body")
-"""xr_input's sources: a scenario through a simulated headset, a recorded bag's operator topics, a live headset over
-WebXR, the Vision Pro app's stream, PICO's SDK (XRoboToolkit PC Service), a body stream file (whole-body
-retargeting)."""
-LIVE_SOURCES = ("webxr", "avp", "pico")
-"""Sources with an operator behind them: retarget's clutch waits for the operator to engage."""
-
-JOY_FRAMES = {"hands": "xr_hands", "controllers": "xr_controllers"}
-"""The Joy messages' frame_id for each input: the layout (operator.xr_joy) is the same, the gestures differ."""
 
 
 @dataclass(frozen=True)

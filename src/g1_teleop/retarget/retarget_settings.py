@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from g1_teleop.core.settings import check_settings, setting
+from g1_teleop.core.xr_input_contract import LIVE_SOURCES, SOURCES, JoyButton
 from g1_teleop.retarget.arm_ik import ArmIKConfig
 from g1_teleop.retarget.clutch import ClutchConfig
 from g1_teleop.retarget.gamepad_ik import GamepadMapping
@@ -27,7 +28,7 @@ def setting_of(config: type, name: str) -> Any:
 
 @dataclass(frozen=True)
 class RetargetSettings:
-    """retarget's settings of the IK, the gamepad mode and the clutch (the node adds the operator input's)."""
+    """retarget's settings: the IK's, the gamepad mode's, the clutch's and the operator input's."""
 
     model: str = setting("", "robot model file (MJCF .xml or URDF); empty: the one robot_config names")
     robot_config: str = setting("", "robot configuration (YAML); empty: config/g1_29dof.yaml")
@@ -69,12 +70,20 @@ class RetargetSettings:
     waist_yaw_gain: float = setting_of(HeadWaistConfig, "yaw_gain")
     waist_pitch_gain: float = setting_of(HeadWaistConfig, "pitch_gain")
     waist_deadband_rad: float = setting_of(HeadWaistConfig, "deadband_rad")
+    source: str = setting("scenario", "xr_input's source (the graphs pass it): chooses the clutch when clutch is "
+                          "empty", choices=SOURCES)
+    engage_button: int = setting(int(JoyButton.ENGAGE), "clutch operator: the button of the headset's Joy (frame "
+                                 "xr_hands or xr_controllers) whose press engages or pauses (the XR layout's ENGAGE)",
+                                 minimum=0)
 
     def __post_init__(self) -> None:
         check_settings(self)
         self.ik_config()  # and the cross-field checks of the IK, gamepad and clutch settings
         self.gamepad_mapping()
         self.clutch_config()
+
+    def clutch_mode(self) -> str:
+        return self.clutch or ("operator" if self.source in LIVE_SOURCES else "auto")
 
     def head_waist_config(self) -> HeadWaistConfig:
         return HeadWaistConfig(self.waist_yaw_gain, self.waist_pitch_gain, self.waist_deadband_rad)

@@ -1,6 +1,6 @@
 """Episodes the operator marks during a recording with two buttons of sensor_msgs/Joy, ROS-free.
 
-The buttons are those the graph leaves free on both joy layouts (operator/xr_joy.py's headset controllers and an
+The buttons are those the graph leaves free on both joy layouts (core/xr_input_contract.py's headset controllers and an
 Xbox pad through ROS's joy driver): X (button 2) starts an episode and, pressed again, ends it; Y (button 3)
 discards the open episode or, when none is open, the last one ended. A press counts on its rising edge (a held
 button is one press). An episode still open when the recording ends ends there. A recording without any start
