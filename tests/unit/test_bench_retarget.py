@@ -1,7 +1,8 @@
 """`g1-teleop bench retarget`'s whole-body section on a short run: its figures exist and say what they should (the
 exact round trip met by both solvers, the noisy one not, our clearance kept)."""
 
-from g1_teleop.tools.bench.retarget import bench_whole_body
+from g1_teleop.tools.bench.hands import bench_hands
+from g1_teleop.tools.bench.retarget import SECTIONS, bench_whole_body
 
 
 def test_whole_body_section_compares_ours_and_mink():
@@ -14,3 +15,7 @@ def test_whole_body_section_compares_ours_and_mink():
         assert figures[f"noisy_{solver}fps"] > 0.0
     assert figures["exact_clearance_min_m"] >= 0.01 - 1e-6 and figures["noisy_clearance_min_m"] >= 0.01 - 1e-6
     assert figures["exact_ours_over_mink_fps"] > 0.0
+
+
+def test_the_hands_are_a_section_of_their_own():
+    assert SECTIONS["hands"] is bench_hands  # bench retarget prints hands_… beside whole_body_…

@@ -1,6 +1,7 @@
 """`g1-teleop bench retarget`: the retargeters on known motions, one section per retargeter (figures prefixed
 with the section's name). ``whole_body``: GMR's whole-body retargeting on the round trip (a G1 motion → the
-operator body points that give it → the robot again), ours and GMR's own solver (mink) on the same frames."""
+operator body points that give it → the robot again), ours and GMR's own solver (mink) on the same frames.
+``hands``: Dex3 hand retargeting per second per hand (tools.bench.hands, also ``g1-teleop bench hands``)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from g1_teleop.tools.bench.figures import percentiles
+from g1_teleop.tools.bench.hands import bench_hands
 
 
 def bench_retarget() -> dict[str, float]:
@@ -158,5 +160,5 @@ def _gmr_with_mink(retargeter, stamps: np.ndarray, positions: np.ndarray,
     return times, np.array(joints), np.array(links)
 
 
-SECTIONS: dict[str, Callable[[], dict[str, float]]] = {"whole_body": bench_whole_body}
+SECTIONS: dict[str, Callable[[], dict[str, float]]] = {"whole_body": bench_whole_body, "hands": bench_hands}
 """Sections of the benchmark by name, each a function returning its figures (add a retargeter's here)."""
