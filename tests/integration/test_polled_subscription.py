@@ -1,0 +1,87 @@
+"""ros.polled_subscription over real DDS: the executor never runs a polled subscription; the node takes the newest
+message, with when it was received; plain subscriptions of LatestInputs still get every message."""
+
+from __future__ import annotations
+
+import time
+
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.node import Node
+from std_msgs.msg import Int32
+
+from g1_teleop.ros.polled_subscription import LatestInputs, PolledSubscription
+from g1_teleop.ros.qos import QOS_OBSERVER, QOS_STATE
+
+
+def _spin_for(executor: SingleThreadedExecutor, seconds: float) -> None:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        executor.spin_once(timeout_sec=0.01)
+
+
+def _wait_for_match(publisher, executor: SingleThreadedExecutor, readers: int) -> None:
+    end = time.monotonic() + 10.0
+    while publisher.get_subscription_count() < readers and time.monotonic() < end:
+        executor.spin_once(timeout_sec=0.05)
+    assert publisher.get_subscription_count() == readers
+
+
+def test_the_newest_message_is_taken_and_the_executor_runs_nothing(rclpy_context):
+    sender, receiver = Node("sender", context=rclpy_context), Node("receiver", context=rclpy_context)
+    executor = SingleThreadedExecutor(context=rclpy_context)
+    executor.add_node(receiver)
+    try:
+        publisher = sender.create_publisher(Int32, "numbers", QOS_STATE)
+        # 200 deep asked for: a polled subscription keeps the newest only (nothing older is ever converted)
+        polled = PolledSubscription(receiver, Int32, "numbers", QOS_OBSERVER)
+        heard: list[int] = []
+        inputs = LatestInputs(receiver, polled=False)
+        inputs.subscribe(Int32, "numbers", QOS_OBSERVER, lambda msg, received_s: heard.append(msg.data))
+        _wait_for_match(publisher, executor, readers=2)
+        assert polled.take_newest() is None
+
+        before = time.monotonic()
+        for n in range(10):
+            publisher.publish(Int32(data=n))
+        _spin_for(executor, 0.5)  # the polled callback would raise if the executor ran it
+        taken = polled.take_newest()
+        assert taken is not None
+        msg, received_s = taken
+        assert msg.data == 9, "the newest, not the oldest kept"
+        assert before - 0.01 <= received_s <= time.monotonic(), (before, received_s)
+        assert polled.take_newest() is None, "each message is taken once, and older ones were not kept"
+        assert heard == list(range(10)), "a plain subscription hears every message"
+    finally:
+        executor.shutdown()
+        sender.destroy_node()
+        receiver.destroy_node()
+
+
+def test_polled_inputs_hand_each_topics_newest_to_its_handler_in_order(rclpy_context):
+    sender, receiver = Node("sender", context=rclpy_context), Node("receiver", context=rclpy_context)
+    executor = SingleThreadedExecutor(context=rclpy_context)
+    executor.add_node(receiver)
+    try:
+        first, second = (sender.create_publisher(Int32, topic, QOS_STATE) for topic in ("first", "second"))
+        calls: list[tuple[str, int]] = []
+        inputs = LatestInputs(receiver, polled=True)
+        for topic in ("first", "second"):
+            inputs.subscribe(Int32, topic, QOS_STATE, lambda msg, received_s, topic=topic: calls.append((topic,
+                                                                                                          msg.data)))
+        for publisher in (first, second):
+            _wait_for_match(publisher, executor, readers=1)
+        for n in range(5):
+            second.publish(Int32(data=n))
+            first.publish(Int32(data=10 + n))
+        _spin_for(executor, 0.3)
+        assert calls == []  # nothing until the node polls
+        inputs.poll()
+        assert calls == [("first", 14), ("second", 4)]
+        second.publish(Int32(data=99))
+        _spin_for(executor, 0.3)
+        inputs.poll()
+        assert calls[2:] == [("second", 99)], "only topics with a new message"
+    finally:
+        executor.shutdown()
+        sender.destroy_node()
+        receiver.destroy_node()
