@@ -66,7 +66,6 @@ class PolledSubscription(Generic[Message]):
         return msg, time.monotonic() - age_s
 
 
-
 class LatestInputs:
     """A node's input topics, each handled with its messages and when each was received (``time.monotonic()`` s):
     on arrival, as plain subscriptions (``polled`` false), or, polled, the newest message of each topic that has one
