@@ -3,14 +3,10 @@
 mode "pose": dual-arm IK from xr/left_wrist, xr/right_wrist (geometry_msgs/PoseStamped, pelvis frame, the left_ee /
 right_ee targets) through the operator clutch (retarget.wrist_targets, retarget.clutch), warm-started from
 joint_states (which also locks the rest of the body), keeping ``min_clearance_m`` between the forearms/hands and the
-trunk, the thighs and the other arm. clutch "auto" (scenarios, bags): the wrists are followed as they come, from the
-first sample. clutch "operator" (a headset): the arms hold until the operator engages (the press of the XR Joy
-layout's button ``engage_button``, frame xr_hands or xr_controllers, or the service teleop/engage), then the robot's
-wrists follow the operator's motions since the engage (no jump); teleop/pause (or the button again) holds, engaging
-again re-anchors; without a wrist sample for stale_after_s the arms hold, for home_after_s they go slowly home (the
-default arm pose). Empty clutch: operator with a live source (webxr, avp), auto otherwise. waist "head": while
-engaged the operator's head yaw and pitch since the engage turn and bend the waist (retarget.head_waist), sent with
-the arms.
+trunk, the thighs and the other arm. clutch "auto" (scenarios, bags) follows from the first sample; "operator" (a
+live source) only once engaged (the XR Joy's ``engage_button`` or teleop/engage; teleop/pause holds), relative to the
+engage; stale wrists hold, then go slowly home (retarget.clutch). waist "head": while engaged the operator's head yaw
+and pitch since the engage turn and bend the waist (retarget.head_waist), sent with the arms.
 mode "gamepad": joy (sensor_msgs/Joy) → a velocity of each hand → damped-least-squares differential IK, one step per
 joint_states sample, for operators without a headset.
 Publishes teleop/arm_target (sensor_msgs/JointState: 14 named arm joints (and the 3 waist joints with waist head),
