@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from g1_teleop.launching.graph_description import load_graph
+from g1_teleop.launching.process_runner import GraphProcesses
 
 pytestmark = pytest.mark.integration
 
@@ -73,3 +74,23 @@ def test_sim_job_rejects_a_bad_scenario_before_starting(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.startswith(f"g1-teleop sim: {bad}"), proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_a_node_prints_where_it_is_and_runs_on(ros_domain):
+    """What the runner shows for a node that does not stop on SIGTERM before it kills it: each thread's Python
+    stack (SIGUSR1); the node keeps running and still stops cleanly."""
+    xr_input = next(spec for spec in load_graph("sim").resolve() if spec.name == "xr_input")
+    lines: list[str] = []
+    graph = GraphProcesses([xr_input], output=lines.append)
+    graph.start()
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not any("scenario" in line for line in lines):
+            time.sleep(0.1)
+        graph.print_stacks(["xr_input"])
+        text = "\n".join(lines)
+        assert "(most recent call first)" in text and "g1_teleop/ros/node_main.py" in text, text
+        assert graph.alive() == ["xr_input"], text
+    finally:
+        codes = graph.stop()
+    assert codes == {"xr_input": 0}, "\n".join(lines)

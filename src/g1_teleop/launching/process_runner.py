@@ -149,11 +149,18 @@ class GraphProcesses:
             os.killpg(pid, sig)
 
     def stop(self) -> dict[str, int | None]:
-        """SIGTERM every node, then SIGKILL what is left after its ``stop_timeout_s``; return the exit codes."""
+        """SIGTERM every node, then SIGKILL what is left after its ``stop_timeout_s`` (first printing where a
+        node is stuck: SIGUSR1 makes a node print its Python stacks, g1_teleop.ros.node_main); return the exit
+        codes."""
         for sig in (signal.SIGTERM, signal.SIGKILL):
             running = [c for c in self._children if c.process.poll() is None]
             if not running:
                 break
+            if sig == signal.SIGKILL:
+                for child in running:
+                    self.output(f"[runner] {child.spec.name} did not stop within {child.spec.stop_timeout_s:g} s of "
+                                "SIGTERM; its threads' Python stacks follow, then SIGKILL")
+                self.print_stacks([c.spec.name for c in running])
             for child in running:
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(child.process.pid, sig)
@@ -168,6 +175,15 @@ class GraphProcesses:
             child.pump.join(timeout=1.0)
         self._tmp.cleanup()
         return {c.spec.name: c.process.poll() for c in self._children}
+
+    def print_stacks(self, names: Sequence[str], settle_s: float = 0.5) -> None:
+        """Have ROS nodes print their threads' Python stacks into the output (SIGUSR1, g1_teleop.ros.node_main;
+        they run on; other processes are left alone); wait ``settle_s`` for the lines."""
+        for child in self._children:
+            if child.spec.name in names and child.spec.ros:
+                with contextlib.suppress(ProcessLookupError):
+                    child.process.send_signal(signal.SIGUSR1)
+        time.sleep(settle_s)
 
     def wait(self, poll_s: float = 0.2) -> int:
         """Run until a required node dies or a signal arrives; stop everything; return an exit code."""

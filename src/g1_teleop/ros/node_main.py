@@ -5,11 +5,16 @@ seconds: any node can publish one), and an exception from a callback ends ``spin
 every node on sim time. Here the executor spins one callback at a time, and an exception raised inside
 rclpy's time source is logged (rate-limited: diagnostics.RateLimitedLog) and dropped — that /clock message is
 not taken, the clock keeps its last valid time. Any other exception still ends the node.
+
+SIGUSR1 prints the Python stacks of the node's threads to stderr (faulthandler) and the node runs on: where a
+node that does not stop is stuck (the pip runner sends it before killing such a node).
 """
 
 from __future__ import annotations
 
+import faulthandler
 import os
+import signal
 import sys
 import traceback
 from collections.abc import Callable
@@ -57,6 +62,7 @@ def run(node_factory: Callable[[], Node], args: list[str] | None = None) -> None
     ends as a normal stop, exit code 0.
     """
     stop_with_runner()
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     rclpy.init(args=args if args is not None else sys.argv)
     executor = SingleThreadedExecutor()
     node = None
