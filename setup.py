@@ -13,6 +13,7 @@ setup(
     version="0.1.0",
     package_dir={"": "src"},
     packages=find_packages("src"),
+    package_data={"g1_teleop.operator": ["web/*.js"]},
     data_files=[
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
         (f"share/{PACKAGE}", ["package.xml"]),

@@ -5,7 +5,8 @@ The headset's browser opens ``page_url`` (vuer's web client, shipped in the ``vu
 the page connects back over a secure WebSocket on the same port and, once the operator presses Virtual Reality
 or Pass-through, streams the head pose, and the hands or the controllers (``webxr_events``). Each connection
 gets vuer's ``Hands`` or ``MotionControllers`` element with ``stream=True`` (as televuer's ``TeleVuer`` does),
-then the robot's camera frames handed to ``put_frame`` (``webxr_video``: at most ``video_fps``, newest only);
+then the robot's camera frames handed to ``put_frame`` (``webxr_video``: at most ``video_fps``, newest only; the
+page served loads ``web/frame_taken.js`` before vuer's client, so that it says which frames it has taken);
 its events become ``XrSample`` s (``webxr_samples``), the newest of which ``newest()`` returns and ``on_sample``
 receives in the server's thread as it arrives. Only one headset is followed: the first connection that sends
 samples, until it closes (another page opened on a laptop does not move the robot). ``status()`` tells the link's
@@ -43,6 +44,7 @@ from g1_teleop.operator.webxr_status import LinkMonitor, XrLinkStatus
 from g1_teleop.operator.webxr_video import (
     EYE_KEYS,
     EYE_LAYERS,
+    FRAME_TAKEN,
     VIDEO_LAYOUTS,
     VIDEO_PARENT,
     EyeImages,
@@ -64,13 +66,15 @@ _argv, sys.argv = sys.argv, sys.argv[:1]
 try:
     import vuer.server
     from vuer import Vuer, VuerSession
-    from vuer.base import handle_file_request
     from vuer.events import ClientEvent, Upsert
     from vuer.schemas import Hands, ImageBackground, MotionControllers
 finally:
     sys.argv = _argv
 
 DEFAULT_PORT = 8012  # vuer's and televuer's
+PAGE_SCRIPT = Path(__file__).parent / "web" / "frame_taken.js"
+PAGE_SCRIPT_ROUTE = "/g1_teleop/frame_taken.js"
+ANSWER_WAIT_S = 2.0  # a page's first answer awaited before its first frame; a page that does not answer gets them then
 
 _vuer_log = logging.getLogger("vuer")
 # vuer's server prints on stdout for every WebSocket that opens and closes ("websocket is connected. id:…",
@@ -251,7 +255,9 @@ class WebXrServer:
         for etype in TRACKING_EVENTS:
             vuer.add_handler(etype, self._on_event)
         # the routes vuer.run() makes for its web client: the page and the WebSocket at /, the page's assets
+        vuer.add_handler(FRAME_TAKEN, self._on_frame_taken)
         vuer._add_route("", self._page_or_socket, method="GET")
+        vuer._add_route(PAGE_SCRIPT_ROUTE, self._page_script, method="GET")
         vuer._add_static("/assets", vuer.client_root / "assets")
         vuer._add_route("/ca.crt", self._ca_certificate, method="GET")
         runner = web.AppRunner(vuer.app, handle_signals=False)
@@ -277,7 +283,7 @@ class WebXrServer:
         ``websocket_handler``, which in 0.0.60 forgets to return the WebSocket: aiohttp then logs an error on
         every disconnection); the link monitor hears of each WebSocket's opening and closing."""
         if request.headers.get(hdrs.UPGRADE, "").lower().strip() != "websocket":
-            return await handle_file_request(request, self._vuer.client_root, filename="index.html")
+            return web.Response(text=self._page_html(), content_type="text/html")
         ws = web.WebSocketResponse(max_msg_size=self._vuer.WEBSOCKET_MAX_SIZE)
         await ws.prepare(request)
         with self._lock:
@@ -293,6 +299,23 @@ class WebXrServer:
                 self._sessions.pop(ws, None)
         return ws
 
+    def _page_html(self) -> str:
+        """vuer's client page with ``web/frame_taken.js`` loaded first (a classic script runs before the client's
+        module scripts)."""
+        html = (self._vuer.client_root / "index.html").read_text(encoding="utf-8")
+        return html.replace("<head>", f'<head>\n<script src="{PAGE_SCRIPT_ROUTE}"></script>', 1)
+
+    async def _page_script(self, request: web.Request) -> web.StreamResponse:
+        return web.FileResponse(PAGE_SCRIPT, headers={hdrs.CONTENT_TYPE: "text/javascript"})
+
+    async def _on_frame_taken(self, event: ClientEvent, session: VuerSession) -> None:
+        size = event.value
+        if type(size) is not int or size < 0:
+            with self._lock:
+                self._monitor.malformed(f"{FRAME_TAKEN} needs a byte count, got {size!r}")
+            return
+        self._video.taken(session.CURRENT_WS_ID, size)
+
     async def _session(self, session: VuerSession) -> None:
         """One headset connection (vuer's session handler): ask its page to stream; the session must last as long
         as the WebSocket (vuer closes the WebSocket when its handler returns)."""
@@ -303,6 +326,9 @@ class WebXrServer:
             element = MotionControllers(key="motionControllers", stream=True, fps=self.config.stream_fps,
                                         left=True, right=True)
         await self._vuer.send(ws_id, Upsert(element, to="bgChildren"))
+        deadline = time.monotonic() + ANSWER_WAIT_S  # frames once the page answers that (web/frame_taken.js), or not
+        while not self._video.answers(ws_id) and ws_id in self._vuer.ws and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
         self._pages.add(ws_id)
         try:
             while ws_id in self._vuer.ws:  # vuer removes it when the WebSocket closes

@@ -9,8 +9,15 @@ eyes' JPEGs (decoded once, each half coded again with the frame's own quantisati
 coding thread of its own, off the server's event loop, so the headset's pose stream is never held up by a frame.
 
 Latency first: only the newest frame is kept (``put`` replaces any frame not yet sent), a page gets at most
-``fps`` frames a second, and a page whose previous frame is still being written to its socket skips frames
-rather than queueing them. Frames are split only while a page is connected.
+``fps`` frames a second, and a busy page gets none: frames wait at the server, where newer ones replace them.
+Busy means its last frame is still being written to its socket, or, for a page that answers (the page the server
+serves loads ``web/frame_taken.js``), that it has not yet taken ``MAX_UNTAKEN`` of the frames sent to it from its
+WebSocket: it answers each binary message it takes with a FRAME_TAKEN event of the message's size (``taken``). A
+socket alone does not tell: Chromium reads it at once and queues the messages for a page too busy to take them
+(seen with software WebGL, where vuer's client spends seconds of its main thread on each frame: 30 frames a second
+sent, each taken later than the last, 11 s after it was sent within 10 s). Two frames in flight, not one, so that a
+network's round trip does not halve the rate. Frames not taken within ``TAKEN_TIMEOUT_S`` of their sending free
+the page anyway (counted). Frames are split only while a page is connected.
 
 The event (``webxr_server`` builds it with vuer's classes) is vuer's UPSERT as ``Vuer.send`` packs it (msgpack,
 floats as float32, binary ``src``), with one field the client ignores, ``camera``: the frame's ``seq``, its camera
@@ -29,9 +36,10 @@ import contextlib
 import io
 import threading
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable, Hashable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from PIL import Image as PilImage
 from PIL import JpegImagePlugin
@@ -40,6 +48,9 @@ VIDEO_PARENT = "bgChildren"  # vuer's node for scene-fixed elements (where the H
 EYE_KEYS = {"left": "robot-eye-left", "right": "robot-eye-right"}
 EYE_LAYERS = {"left": 1, "right": 2}  # three.js layers of the WebXR left and right eye cameras
 VIDEO_LAYOUTS = ("stereo", "mono")  # each eye its half on its layer; the left half on layer 0 for every camera
+FRAME_TAKEN = "FRAME_TAKEN"  # the answering page's event: it took a binary message of ``value`` bytes
+MAX_UNTAKEN = 2  # frames sent to an answering page that it has not taken yet: then it is busy
+TAKEN_TIMEOUT_S = 5.0  # frames not taken by then: the page is free again (counted)
 
 
 @dataclass(frozen=True)
@@ -86,7 +97,9 @@ def _jpeg(image: PilImage.Image, options: dict) -> bytes:
 @dataclass
 class VideoFigures:
     """Counts since the start: frames handed over, frames split, events sent (one per page and frame), frames a
-    busy page skipped, frames that could not be shown (and the last reason)."""
+    busy page skipped (while another page took them), frames that could not be shown (and the last reason);
+    frames an answering page took, answers that did not come in time, and the last ``send_to_taken_ms`` (send →
+    taken, ms)."""
 
     frames_in: int = 0
     frames_split: int = 0
@@ -94,6 +107,9 @@ class VideoFigures:
     skipped_busy: int = 0
     bad_frames: int = 0
     last_bad: str = ""
+    frames_taken: int = 0
+    taken_timeouts: int = 0
+    send_to_taken_ms: deque = field(default_factory=lambda: deque(maxlen=1000))
 
 
 class VideoStreamer:
@@ -109,6 +125,8 @@ class VideoStreamer:
         self._seq = 0
         self._loop: asyncio.AbstractEventLoop | None = None
         self._wake: asyncio.Event | None = None
+        self._answering: set[Hashable] = set()  # pages that answer FRAME_TAKEN
+        self._untaken: dict[Hashable, deque[tuple[int, float]]] = {}  # page → its frames' (bytes, monotonic send s)
 
     def put(self, jpeg: bytes, stamp_ns: int) -> None:
         """A new stereo frame (camera stamp ``stamp_ns``); it replaces one not sent yet. Returns at once."""
@@ -120,6 +138,37 @@ class VideoStreamer:
             with contextlib.suppress(RuntimeError):  # the server's loop has ended
                 loop.call_soon_threadsafe(wake.set)
 
+    def taken(self, page: Hashable, size: int) -> None:
+        """``page`` took a binary message of ``size`` bytes from its WebSocket (its FRAME_TAKEN); in the server's
+        event loop. If it is the page's oldest frame not yet taken (a page takes its messages in order), that frame
+        is taken; other messages (vuer's own events) are not frames."""
+        self._answering.add(page)
+        untaken = self._untaken.get(page)
+        if not untaken or untaken[0][0] != size:
+            return
+        _, sent_s = untaken.popleft()
+        self.figures.frames_taken += 1
+        self.figures.send_to_taken_ms.append((time.monotonic() - sent_s) * 1e3)
+        if self._wake is not None:
+            self._wake.set()
+
+    def answers(self, page: Hashable) -> bool:
+        """Whether ``page`` has answered a message (FRAME_TAKEN): its frames wait until it takes them."""
+        return page in self._answering
+
+    def _busy(self, page: Hashable, sending: dict[Hashable, asyncio.Task], now_s: float) -> bool:
+        """Still writing the page's last frame to its socket, or the page (an answering one) has ``MAX_UNTAKEN``
+        frames not taken, the oldest sent less than ``TAKEN_TIMEOUT_S`` ago."""
+        if page in sending and not sending[page].done():
+            return True
+        untaken = self._untaken.get(page)
+        if not untaken or page not in self._answering:
+            return False
+        if now_s - untaken[0][1] >= TAKEN_TIMEOUT_S:
+            self.figures.taken_timeouts += len(untaken)
+            untaken.clear()
+        return len(untaken) >= MAX_UNTAKEN
+
     def _take(self) -> tuple[bytes, int] | None:
         with self._lock:
             newest, self._newest = self._newest, None
@@ -127,7 +176,8 @@ class VideoStreamer:
 
     async def run(self, pages: Callable[[], list[Hashable]],
                   send: Callable[[Hashable, bytes], Awaitable[object]]) -> None:
-        """Until cancelled: each new frame split in the coding thread and sent to every page not still busy."""
+        """Until cancelled: each new frame split in the coding thread and sent to every page not still busy; while
+        every page is busy, the frame waits (a newer one replaces it)."""
         loop = asyncio.get_running_loop()
         wake = asyncio.Event()
         with self._lock:
@@ -137,12 +187,20 @@ class VideoStreamer:
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="webxr-video") as coder:
             try:
                 while True:
-                    await wake.wait()
+                    with contextlib.suppress(asyncio.TimeoutError):  # (waiting on answers: look again when one is late)
+                        await asyncio.wait_for(wake.wait(), TAKEN_TIMEOUT_S if any(self._untaken.values()) else None)
                     wake.clear()
                     await asyncio.sleep(max(0.0, next_s - time.monotonic()))  # the rate; a newer frame may come
                     open_pages = pages()
+                    for page in set(self._untaken) - set(open_pages):
+                        del self._untaken[page]
+                    self._answering &= set(open_pages)
+                    now_s = time.monotonic()
+                    free = [page for page in open_pages if not self._busy(page, sending, now_s)]
+                    if not free:
+                        continue
                     frame = self._take()
-                    if frame is None or not open_pages:
+                    if frame is None:
                         continue
                     next_s = time.monotonic() + period_s
                     self._seq += 1
@@ -153,10 +211,9 @@ class VideoStreamer:
                         continue
                     self.figures.frames_split += 1
                     data = self.event(eyes, time.time_ns())
-                    for page in open_pages:
-                        if page in sending and not sending[page].done():
-                            self.figures.skipped_busy += 1
-                            continue
+                    self.figures.skipped_busy += len(open_pages) - len(free)
+                    for page in free:
+                        self._untaken.setdefault(page, deque(maxlen=16)).append((len(data), time.monotonic()))
                         sending[page] = loop.create_task(self._send(send, page, data))
                     for page in [p for p, task in sending.items() if task.done()]:
                         del sending[page]
