@@ -1,7 +1,7 @@
-"""Real-time priority reaches the processes it is asked for, once they have started, every thread of each: the
-virtual robot (``--priority``, as the graph's ``lowcmd_priority`` passes it) and a ROS node of the graph (a node's
-``priority``, passed by the runner in G1_TELEOP_SCHED_FIFO and applied by node_main once the node is constructed).
-Without the right to it (no CAP_SYS_NICE), each says why in one line and runs on."""
+"""Real-time priority reaches the processes it is asked for, once they have started, every thread of each, with
+their memory locked: the virtual robot (``--priority``, as the graph's ``lowcmd_priority`` passes it) and a ROS node
+of the graph (a node's ``priority``, passed by the runner in G1_TELEOP_SCHED_FIFO and applied by node_main once the
+node is constructed). Without the right to it (no CAP_SYS_NICE), each says why in one line and runs on."""
 
 from __future__ import annotations
 
@@ -27,6 +27,12 @@ def _priorities(pid: int) -> set[tuple[int, int]]:
     return out
 
 
+def _locked_kb(pid: int) -> int:
+    """The process's locked memory (VmLck, kB)."""
+    line = next(line for line in open(f"/proc/{pid}/status") if line.startswith("VmLck:"))
+    return int(line.split()[1])
+
+
 def test_the_asked_priority_reaches_every_thread_once_started(ros_domain):
     nodes = [NodeSpec("tools.virtual_robot", "virtual_robot", True, {}, ros=False,
                       arguments=("--domain-id", str(ros_domain % 100 + 1), "--interface", "lo", "--gantry",
@@ -45,6 +51,8 @@ def test_the_asked_priority_reaches_every_thread_once_started(ros_domain):
         if os.geteuid() == 0:
             assert _priorities(graph.pid("virtual_robot")) == {(os.SCHED_FIFO, 20)}, "\n".join(lines[-20:])
             assert _priorities(graph.pid("robot_state")) == {(os.SCHED_FIFO, 15)}, "\n".join(lines[-20:])
+            # mlockall: every mapping locked (the whole of each, MCL_ONFAULT: their pages once touched)
+            assert min(_locked_kb(graph.pid(name)) for name in ("virtual_robot", "robot_state")) > 100_000
         else:
             assert sum("SCHED_FIFO" in line and "refused" in line for line in lines) == 2, "\n".join(lines[-20:])
             assert _priorities(graph.pid("robot_state")) == {(os.SCHED_OTHER, 0)}

@@ -4,22 +4,29 @@ Linux only. ``SCHED_FIFO`` at a priority (1–99) runs the process before every 
 busy cores no longer delay it; the kernel still keeps 5 % of each second for normal tasks
 (``/proc/sys/kernel/sched_rt_runtime_us``), so a runaway loop cannot lock the machine. ros2_control's controller
 manager runs its update loop the same way (``thread_priority``, 50 by default).
+
+Such a process also locks its memory (``mlockall``, each page once touched: ``MCL_ONFAULT``), as realtime_tools'
+``lock_memory`` does for ros2_control: a page the kernel evicts (proactive reclaim pages out what it deems cold,
+libraries' code included; this machine's kernel runs DAMON with a ``pageout`` scheme) costs a disk read, tens of
+milliseconds, the next time the loop touches it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 from collections.abc import Iterator
 
 SCHED_FIFO_ENV = "G1_TELEOP_SCHED_FIFO"  # a node's SCHED_FIFO priority: the runners set it from the graph
+_MCL_CURRENT, _MCL_FUTURE, _MCL_ONFAULT = 1, 2, 4  # <sys/mman.h> (Linux)
 
 
 def use_fifo_scheduling(priority: int, what: str) -> str | None:
     """Put every thread of this process under ``SCHED_FIFO`` at ``priority`` (1–99; threads started afterwards
-    inherit it from the thread that starts them). Call it once the process's start-up work is done: a start-up at
-    real-time priority (imports, models) would hold a core from every normal task. None when done, else the reason,
-    worded for the operator's log."""
+    inherit it from the thread that starts them) and lock its memory (``lock_memory``). Call it once the process's
+    start-up work is done: a start-up at real-time priority (imports, models) would hold a core from every normal
+    task. None when done, else the reason, worded for the operator's log."""
     if not 1 <= priority <= 99:
         raise ValueError(f"{what}: a SCHED_FIFO priority is 1–99, got {priority}")
     try:
@@ -29,7 +36,18 @@ def use_fifo_scheduling(priority: int, what: str) -> str | None:
     except (OSError, AttributeError) as exc:
         return (f"{what} keeps normal scheduling: SCHED_FIFO {priority} refused ({exc}); allow it with "
                 f"CAP_SYS_NICE or an rtprio limit (/etc/security/limits.conf: '<user> - rtprio {priority}')")
-    return None
+    return lock_memory(what)
+
+
+def lock_memory(what: str) -> str | None:
+    """Keep this process's pages in memory once touched (``mlockall``: now and later mappings, on fault). None when
+    done, else the reason, worded for the operator's log."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.mlockall(_MCL_CURRENT | _MCL_FUTURE | _MCL_ONFAULT) == 0:
+        return None
+    error = os.strerror(ctypes.get_errno())
+    return (f"{what} runs without its memory locked (mlockall: {error}): a page the kernel evicts can stall it; "
+            f"allow it with CAP_IPC_LOCK or a memlock limit (/etc/security/limits.conf: '<user> - memlock unlimited')")
 
 
 def fifo_from_environment(what: str) -> str | None:
