@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import time
+from pathlib import Path
 
 import pytest
 
@@ -29,7 +30,8 @@ def _priorities(pid: int) -> set[tuple[int, int]]:
 
 def _locked_kb(pid: int) -> int:
     """The process's locked memory (VmLck, kB)."""
-    line = next(line for line in open(f"/proc/{pid}/status") if line.startswith("VmLck:"))
+    status = Path(f"/proc/{pid}/status").read_text().splitlines()
+    line = next(line for line in status if line.startswith("VmLck:"))
     return int(line.split()[1])
 
 

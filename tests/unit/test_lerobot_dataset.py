@@ -28,6 +28,7 @@ from rosbags.typesys.stores.ros2_kilted import std_msgs__msg__Header as Header
 from g1_teleop.core.camera_images import encode_jpeg
 from g1_teleop.core.robot_description import load_robot
 from g1_teleop.core.rosbag import TYPESTORE, BagWriter
+from g1_teleop.hardware.wireless_remote import REMOTE_FRAME
 from g1_teleop.tools.cli import main as cli_main
 from g1_teleop.tools.episode_marks import EpisodeButtons, EpisodeMarks, parse_episode_buttons
 from g1_teleop.tools.lerobot_export import DatasetConfig, DatasetError, export_dataset
@@ -333,3 +334,15 @@ def test_episode_marks_count_rising_edges_and_discard_the_last_one() -> None:
         parse_episode_buttons("2")
     with pytest.raises(ValueError, match="two different indices"):
         parse_episode_buttons("3,3")
+
+
+def test_episode_marks_take_edges_per_joy_source_and_never_the_robots_remote() -> None:
+    """On a robot, joy carries the operator's device and the G1's wireless remote (hw_bridge) interleaved: the
+    remote's buttons 2 and 3 (start, select) mark nothing, and its messages do not cut a held X into presses."""
+    marks = EpisodeMarks(EpisodeButtons())
+    held_x, remote_idle, remote_start_select = (0, 0, 1), (0,) * 16, (0, 0, 1, 1) + (0,) * 12
+    events = [marks.press(t, buttons, source) for t, (buttons, source) in enumerate(
+        [(held_x, "xr_controllers"), (remote_idle, REMOTE_FRAME)] * 5 + [(remote_start_select, REMOTE_FRAME)] * 3)]
+    assert events == ["episode 1 started"] + [None] * 12
+    assert marks.press(20, (0, 0, 0), "xr_controllers") is None
+    assert marks.press(21, held_x, "xr_controllers") == "episode 1 ended (0.0 s)"

@@ -16,6 +16,7 @@ WIRELESS_REMOTE_SIZE = 40
 BUTTONS = ("R1", "L1", "start", "select", "R2", "L2", "F1", "F2",
            "A", "B", "X", "Y", "up", "right", "down", "left")
 AXES = ("lx", "ly", "rx", "ry", "l2")  # the order of WirelessRemote.axes (e.g. sensor_msgs/Joy axes)
+REMOTE_FRAME = "wireless_remote"  # frame_id of the remote's sensor_msgs/Joy (hw_bridge's joy; never a Joy device's)
 _LAYOUT = struct.Struct("<2sH5f16x")  # head, keys, lx, rx, ry, L2, ly, unused
 
 

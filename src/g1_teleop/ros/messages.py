@@ -14,7 +14,7 @@ from sensor_msgs.msg import Imu, JointState, Joy
 from g1_teleop.core.joint_vector import JointIndex, MalformedJointMessage
 from g1_teleop.core.limits import JointCommand
 from g1_teleop.core.rotations import position_wxyz, transform
-from g1_teleop.hardware.wireless_remote import WirelessRemote
+from g1_teleop.hardware.wireless_remote import REMOTE_FRAME, WirelessRemote
 
 IMU_FRAME = "imu_in_pelvis"
 
@@ -130,9 +130,6 @@ def gains_from_msg(msg: JointState, index: JointIndex, kp_max: np.ndarray,
     if bad:
         raise MalformedJointMessage("gains", f"gains out of range [0, gain_limits] for {bad[:5]}")
     return kp, kd
-
-
-REMOTE_FRAME = "wireless_remote"  # frame_id of the wireless remote's joy messages (never a Joy device's)
 
 
 def remote_joy_msg(remote: WirelessRemote, stamp: Time) -> Joy:

@@ -116,7 +116,7 @@ class BagRecorder(Node):
         marks = EpisodeMarks(buttons)
 
         def on_joy(msg: Joy) -> None:
-            if (event := marks.press(stamp_ns(msg.header.stamp), msg.buttons)) is not None:
+            if (event := marks.press(stamp_ns(msg.header.stamp), msg.buttons, msg.header.frame_id)) is not None:
                 tell(event)
 
         self.create_subscription(Joy, "joy", on_joy, QOS_SENSOR)

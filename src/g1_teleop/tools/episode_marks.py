@@ -3,14 +3,21 @@
 The buttons are those the graph leaves free on both joy layouts (core/xr_input_contract.py's headset controllers and an
 Xbox pad through ROS's joy driver): X (button 2) starts an episode and, pressed again, ends it; Y (button 3)
 discards the open episode or, when none is open, the last one ended. A press counts on its rising edge (a held
-button is one press). An episode still open when the recording ends ends there. A recording without any start
-press is one episode, whole. Times are the graph's clock in integer ns (the Joy messages' stamps).
+button is one press), edges taken per Joy source (its frame_id): on a robot, joy also carries the G1's wireless
+remote (hw_bridge, frame ``wireless_remote``), whose messages interleave with the operator's device's and whose
+buttons 2 and 3 are its start and select: the remote marks no episode (it is the safety operator's), and its
+messages never break a held button of the operator's device into presses. An episode still open when the
+recording ends ends there. A recording without any start press is one episode, whole. Times are the graph's clock
+in integer ns (the Joy messages' stamps).
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from g1_teleop.hardware.wireless_remote import REMOTE_FRAME
 
 
 @dataclass(frozen=True)
@@ -42,16 +49,20 @@ class EpisodeMarks:
         self.ended: list[tuple[int, int]] = []  # (start, end) ns of the episodes ended and kept
         self.open_ns: int | None = None  # the open episode's start
         self.started = 0  # start presses so far
-        self._down = {buttons.toggle: False, buttons.discard: False}
+        self._down: defaultdict[str, dict[int, bool]] = defaultdict(lambda: dict.fromkeys(
+            (buttons.toggle, buttons.discard), False))  # per Joy source (frame_id): is each button held
 
-    def press(self, stamp_ns: int, pressed: Sequence[int]) -> str | None:
-        """One Joy sample's buttons; what it did ("episode 2 started", …), None when nothing."""
-        event = None
+    def press(self, stamp_ns: int, pressed: Sequence[int], source: str = "") -> str | None:
+        """One Joy sample's buttons from ``source`` (its frame_id); what it did ("episode 2 started", …), None
+        when nothing (and always for the wireless remote)."""
+        if source == REMOTE_FRAME:
+            return None
+        event, down_before = None, self._down[source]
         for button, action in ((self.buttons.toggle, self._toggle), (self.buttons.discard, self._discard)):
             down = button < len(pressed) and pressed[button] != 0
-            if down and not self._down[button]:
+            if down and not down_before[button]:
                 event = action(int(stamp_ns)) or event
-            self._down[button] = down
+            down_before[button] = down
         return event
 
     def _toggle(self, stamp_ns: int) -> str:

@@ -184,7 +184,7 @@ def _marked_windows(joy_messages, buttons: EpisodeButtons | None, end_ns: int) -
         return None
     marks = EpisodeMarks(buttons)
     for m in sorted(joy_messages, key=lambda m: stamp_of(m.msg)):
-        marks.press(stamp_of(m.msg), m.msg.buttons)
+        marks.press(stamp_of(m.msg), m.msg.buttons, m.msg.header.frame_id)
     return marks.windows(end_ns)
 
 
