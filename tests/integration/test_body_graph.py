@@ -2,7 +2,9 @@
 --body-stream --body-squat` plays it through xr_input (source body) and body_retarget: after the standing
 calibration the waist and the arms follow the known motion behind the stream, at the simulator's joints, while the
 built-in controller keeps the robot standing; when the operator squats, the robot's pelvis goes down with theirs
-(teleop/squat_height), and nothing falls."""
+(teleop/squat_height), and nothing falls. The whole retargeted robot body_retarget publishes for tools (the run's bag:
+teleop/body_configuration, body_base, body_links) is the known motion's, legs and pelvis included, and its waist and
+arms are what went to the policy on teleop/arm_target."""
 
 from __future__ import annotations
 
@@ -13,8 +15,10 @@ import numpy as np
 import pytest
 
 from g1_teleop.control.standing_controller import StandingConfig
+from g1_teleop.core.rosbag import read_bag
 from g1_teleop.retarget.whole_body import WholeBodyRetargeter
 from g1_teleop.retarget.whole_body_motion import demo_motion
+from g1_teleop.ros.body_messages import RETARGET_WORLD
 
 pytestmark = pytest.mark.integration
 
@@ -78,3 +82,44 @@ def test_a_body_stream_drives_the_waist_and_arms_while_the_robot_stands(sim_job,
           f"{operator_z.min():.3f} m) the robot's {np.interp(bottom + 0.5, t_odom, z):.3f} m; lowest {z.min():.3f} m")
     assert z[t_odom < SQUAT_S].min() > 0.72
     assert np.interp(bottom + 0.5, t_odom, z) < 0.69 and z.min() > operator_z.min() - 0.04
+
+    # the whole retargeted robot for tools, once per body frame after the calibration: the 29 joints (their waist and
+    # arms exactly the arm target of the same stamp, the legs the motion's), the pelvis and the 14 tracked links
+    check_whole_body(run.out / "bag", robot, motion)
+
+
+def check_whole_body(bag_dir, robot, motion) -> None:
+    """The run's bag: body_retarget's whole robot against its arm targets and the known motion."""
+    bag = read_bag(bag_dir, ["teleop/arm_target", "teleop/body_configuration", "teleop/body_base", "teleop/body_links"])
+
+    def stamp(msg) -> int:
+        return msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
+
+    targets = {stamp(m.msg): m.msg for m in bag.get("teleop/arm_target")}
+    configurations = [m.msg for m in bag.get("teleop/body_configuration")]
+    bases = {stamp(m.msg): m.msg for m in bag.get("teleop/body_base")}
+    links = {stamp(m.msg): m.msg for m in bag.get("teleop/body_links")}
+    assert len(configurations) > 0.9 * 50 * (DURATION_S - 2.2), len(configurations)  # lockstep: each period
+    legs = robot.group("legs")
+    upper_error, leg_error, base_error = [], [], []
+    for msg in configurations:
+        t = stamp(msg)
+        assert list(msg.name) == list(robot.joint_names) and np.all(np.isfinite(msg.position))
+        q = np.asarray(msg.position)
+        target = targets[t]  # the answer of the same body frame
+        assert len(target.name) == 17
+        upper_error.append(np.abs(q[[robot.joint_names.index(n) for n in target.name]] - target.position).max())
+        frame = np.searchsorted(motion.stamps, t / 1e9 + 1e-6, side="right") - 1  # the motion's pose behind it
+        leg_error.append(np.abs(q[legs] - motion.joints[frame, legs]).max())
+        base, poses = bases[t], links[t].poses
+        assert base.header.frame_id == links[t].header.frame_id == RETARGET_WORLD and len(poses) == 14
+        p = base.pose.position
+        base_error.append(np.linalg.norm([p.x, p.y, p.z] - motion.base_position[frame]))
+        assert (poses[0].position.x, poses[0].position.y, poses[0].position.z) == pytest.approx((p.x, p.y, p.z))
+        assert np.all(np.isfinite([(pose.position.x, pose.position.y, pose.position.z, pose.orientation.w)
+                                   for pose in poses]))
+    print(f"whole body: {len(configurations)} frames; waist and arms vs arm_target max {max(upper_error):.1e} rad; "
+          f"legs vs the motion p95 {np.percentile(leg_error, 95):.1e} rad; pelvis p95 "
+          f"{np.percentile(base_error, 95) * 1e3:.1e} mm")
+    assert max(upper_error) == 0.0
+    assert np.percentile(leg_error, 95) < 0.01 and np.percentile(base_error, 95) < 0.005

@@ -13,7 +13,11 @@ policy holds the arms after its arm_target_timeout_s. With ``squat`` it also pub
 (std_msgs/Float32, m): the retargeted robot's pelvis height, the operator's own scaled by the calibration, which the
 policy's squat height follows at its full-stick rate instead of the height stick (control.operator_commands). With
 ``turn`` it publishes teleop/heading (std_msgs/Float32, rad): the retargeted pelvis's yaw in the operator's world,
-which the walking robot's heading follows (control.heading_follower).
+which the walking robot's heading follows (control.heading_follower). Once calibrated, for tools (the policy takes
+none of them), each answer's whole robot (g1_teleop.ros.body_messages, frame retarget_world: not in the TF tree):
+teleop/body_configuration (sensor_msgs/JointState, the 29 joints, legs included), teleop/body_base
+(geometry_msgs/PoseStamped, the pelvis) and teleop/body_links (geometry_msgs/PoseArray, the tracked links in
+whole_body_config's order), stamped with the body frame's stamp, each only while subscribed.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from geometry_msgs.msg import PoseArray
+from geometry_msgs.msg import PoseArray, PoseStamped
 from rclpy.node import Node
 from rclpy.publisher import Publisher
 from sensor_msgs.msg import JointState
@@ -40,6 +44,7 @@ from g1_teleop.retarget.body_follower import BodyFollower, UpperBodyTarget
 from g1_teleop.retarget.gravity_feedforward import ArmGravity
 from g1_teleop.retarget.whole_body import WholeBodyRetargeter
 from g1_teleop.retarget.whole_body_config import WholeBodyConfig
+from g1_teleop.ros.body_messages import WholeBodyMessages
 from g1_teleop.ros.diagnostics import Diagnostics, WarnOnce
 from g1_teleop.ros.messages import joint_state_msg, stamp_ns, to_stamp
 from g1_teleop.ros.node_main import run
@@ -85,6 +90,11 @@ class BodyRetarget(Node):
         self.pub = self.create_publisher(JointState, "teleop/arm_target", QOS_COMMAND)
         self.pub_squat = self.create_publisher(Float32, "teleop/squat_height", QOS_COMMAND) if cfg.squat else None
         self.pub_heading = self.create_publisher(Float32, "teleop/heading", QOS_COMMAND) if cfg.turn else None
+        body = WholeBodyMessages(robot.joint_names, retargeter.links)  # (publisher, message builder) for tools
+        self.body_outputs = [(self.create_publisher(JointState, "teleop/body_configuration", QOS_COMMAND),
+                              body.configuration),
+                             (self.create_publisher(PoseStamped, "teleop/body_base", QOS_COMMAND), body.base),
+                             (self.create_publisher(PoseArray, "teleop/body_links", QOS_COMMAND), body.links)]
         self.create_subscription(PoseArray, "xr/body", self.on_body, QOS_SENSOR)
         self.create_subscription(JointState, "joint_states", self.on_joint_states, QOS_STATE)
         self.diagnostics = Diagnostics(self, lambda: {"frames": self.frames, "calibrated": self.follower.calibrated,
@@ -130,6 +140,9 @@ class BodyRetarget(Node):
         self.frames += 1
         self.unconverged += not target.converged
         self.report(time.monotonic() - started)
+        for publisher, build in self.body_outputs if target.frame is not None else ():
+            if publisher.get_subscription_count():  # for tools: built only when wanted, once per answer
+                publisher.publish(build(target.frame, to_stamp(stamp)))
         self.publish(target, stamp)
 
     def report(self, solve_s: float) -> None:

@@ -4,8 +4,9 @@ and 14 arm joints), ROS-free.
 The first ``calibration_s`` of body frames calibrate the operator's scales (``whole_body.calibrate``: they stand
 still; while they move the window starts again). Then every frame is retargeted by GMR's method
 (``whole_body.WholeBodyRetargeter``) and the waist and arm joints of the answer are the targets; the legs and the
-floating base of the answer are left out, so the robot's legs stay with its own controller. Until calibrated
-the targets hold the arms where they were measured first and give no waist target (the controller holds it).
+floating base of the answer are left out of them, so the robot's legs stay with its own controller (the whole
+answer comes along, for tools). Until calibrated the targets hold the arms where they were measured first and give
+no waist target (the controller holds it).
 Vectors in DDS order within each group (``waist``, ``arms`` of the robot description); angles in rad.
 """
 
@@ -18,7 +19,7 @@ import numpy as np
 
 from g1_teleop.core.robot_description import Robot
 from g1_teleop.core.rotations import yaw_from_wxyz
-from g1_teleop.retarget.whole_body import WholeBodyRetargeter, calibrate
+from g1_teleop.retarget.whole_body import WholeBodyFrame, WholeBodyRetargeter, calibrate
 
 
 @dataclass(frozen=True)
@@ -27,7 +28,8 @@ class UpperBodyTarget:
     ``waist_q`` (3,) rad or None (calibrating: the controller holds the waist); ``calibrated``; ``converged``:
     both IK phases converged (always True while calibrating); ``pelvis_height_m``: the retargeted robot's pelvis
     above the floor (m: the operator's, scaled by the calibration; None while calibrating), a squat height;
-    ``pelvis_yaw_rad``: the retargeted pelvis's heading in the operator's world (rad; None while calibrating)."""
+    ``pelvis_yaw_rad``: the retargeted pelvis's heading in the operator's world (rad; None while calibrating);
+    ``frame``: the whole retargeted robot (floating base, 29 joints, tracked links' poses; None while calibrating)."""
 
     arm_q: np.ndarray
     arm_tau_ff: np.ndarray
@@ -36,6 +38,7 @@ class UpperBodyTarget:
     converged: bool
     pelvis_height_m: float | None = None
     pelvis_yaw_rad: float | None = None
+    frame: WholeBodyFrame | None = None
 
 
 class BodyFollower:
@@ -67,7 +70,7 @@ class BodyFollower:
         q_body = np.asarray(q_measured, float).copy()
         q_body[self._arms], q_body[self._waist] = frame.joints[self._arms], frame.joints[self._waist]
         return UpperBodyTarget(frame.joints[self._arms], self._gravity(q_body), frame.joints[self._waist], True,
-                               frame.converged, float(frame.base_position[2]), yaw_from_wxyz(frame.base_wxyz))
+                               frame.converged, float(frame.base_position[2]), yaw_from_wxyz(frame.base_wxyz), frame)
 
     def _calibrate(self, stamp_s: float, positions: np.ndarray) -> None:
         config = self.retargeter.config
