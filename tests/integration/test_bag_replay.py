@@ -1,6 +1,7 @@
 """Bags: the main job records every topic of the graph into its run directory's bag/ (rosbag2, MCAP), on
 the simulated clock; replaying that bag's operator input (xr_input source bag) into the same lockstep graph
-repeats the run exactly; `g1-teleop record` records a running graph."""
+repeats the run exactly; `g1-teleop record` records a running graph, and robot_description whatever the
+topics."""
 
 from __future__ import annotations
 
@@ -56,10 +57,10 @@ def test_a_recorded_run_replays_into_the_same_graph_exactly(sim_job):
             assert diff == 0.0, (value, diff)
 
 
-def test_record_writes_a_running_graphs_topics_on_its_clock(tmp_path, ros_domain):
+def test_record_writes_a_running_graphs_topics_on_its_clock(tmp_path, ros_domain, robot):
     lines: list[str] = []
-    graph = GraphProcesses([NodeSpec("sim_bridge", "sim_bridge", True, {"lockstep": False, "gantry": True})],
-                           output=lines.append)
+    graph = GraphProcesses([NodeSpec("sim_bridge", "sim_bridge", True, {"lockstep": False, "gantry": True}),
+                            NodeSpec("robot_state", "robot_state", True, {})], output=lines.append)
     graph.start()
     bag = tmp_path / "bag"
     try:
@@ -67,13 +68,15 @@ def test_record_writes_a_running_graphs_topics_on_its_clock(tmp_path, ros_domain
                                "--use-sim-time", "--duration", "6",
                                "--topics", "joint_states", "/clock", "imu", "odom"],
                               capture_output=True, text=True, timeout=120)
-        assert graph.alive() == ["sim_bridge"], "\n".join(lines)
+        assert graph.alive() == ["sim_bridge", "robot_state"], "\n".join(lines)
     finally:
         graph.stop()
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert f"bag: {bag.resolve()}" in proc.stdout
     counts = bag_counts(bag)
-    assert set(counts) == {"/joint_states", "/clock", "/imu", "/odom"}, counts
+    # robot_description was not asked for: every bag has it (latched, once), the robot the graph ran
+    assert set(counts) == {"/joint_states", "/clock", "/imu", "/odom", "/robot_description"}, counts
+    assert [m.data for _, _, m in read_messages(bag, ["robot_description"])] == [robot.model_path.read_text()]
     assert counts["/joint_states"] > 100, counts  # 200 Hz in real time, the first seconds spent starting
     stamps = [(t, m.header.stamp.sec + m.header.stamp.nanosec / 1e9) for _, t, m in read_messages(bag, ["odom"])]
     lags = np.array([t / 1e9 - s for t, s in stamps])

@@ -3,8 +3,9 @@
 /robot_description and /tf_static are latched (this process joins late and still gets them); every /tf
 transform of a joint_states stamp is where MuJoCo's forward kinematics of those joint positions puts the
 child in the parent (1e-9); world → pelvis is the odometry of the same stamp; pelvis → xr_world puts the
-operator's head where the head-relative wrist mapping says; the markers' reached wrists are the hand points
-of the same joint_states; and every frame id the graph's topics carry is a frame of the tree.
+operator's head where the head-relative wrist mapping says; pelvis → xr_*_hand is each wrist target turned
+into the landmarks' hand frame; the markers' reached wrists are the hand points of the same joint_states; and
+every frame id the graph's topics carry (and xr/*_hand's) is a frame of the tree.
 """
 
 from __future__ import annotations
@@ -32,8 +33,9 @@ from g1_teleop.core.rotations import transform
 from g1_teleop.launching.graph_description import load_graph
 from g1_teleop.launching.process_runner import GraphProcesses
 from g1_teleop.nodes.robot_state import QOS_TF, QOS_TF_STATIC, RobotStateConfig
-from g1_teleop.operator.xr_frames import IK_ORIGIN_IN_HEAD_FRAME
+from g1_teleop.operator.xr_frames import IK_ORIGIN_IN_HEAD_FRAME, WRIST_R_HAND
 from g1_teleop.ros.messages import stamp_ns, transform_from_pose_msg
+from g1_teleop.ros.operator_messages import HAND_FRAMES
 from g1_teleop.ros.qos import QOS_COMMAND, QOS_LATCHED, QOS_SENSOR, QOS_STATE
 from g1_teleop.ros.tf_messages import TFMessage, transform_from_msg
 from g1_teleop.ros.wrist_markers import REACHED
@@ -46,6 +48,7 @@ TOLERANCE = 1e-9
 # Header frame ids that name no place, so no TF frame: a Joy header's is the device (hw_bridge's
 # "wireless_remote" tells its remote from a Joy device's), a TimeReference's is unused (its definition says so).
 NOT_FRAMES = (Joy, TimeReference)
+NOT_LINKS = ("pelvis", "xr_world", *HAND_FRAMES.values())  # /tf children that are not the robot's links
 
 
 def wait_for(condition: Callable[[], bool], timeout_s: float) -> bool:
@@ -113,7 +116,7 @@ def test_frames_description_and_markers_answer_the_joint_states(ros_domain, robo
     joints = MjJointMap.from_model(model, robot.joint_names)
     checked = 0
     states = {stamp_ns(s.header.stamp): s for s in heard["joint_states"]}
-    answered = [stamp for stamp in states if any(c not in ("pelvis", "xr_world") for c in tf_by_stamp.get(stamp, ()))]
+    answered = [stamp for stamp in states if any(c not in NOT_LINKS for c in tf_by_stamp.get(stamp, ()))]
     since_first = [stamp for stamp in states if stamp >= answered[0]]
     # The newest state rate_hz times a wall second (the lockstep simulation may run faster or slower than real
     # time): at most that many, and it keeps up (a poll of robot_state, at nice 10, may come late on a loaded machine).
@@ -126,7 +129,7 @@ def test_frames_description_and_markers_answer_the_joint_states(ros_domain, robo
         f"{len(answered)} of {len(since_first)} states over {span_s:.2f} s ({wall_span_s:.2f} s of wall time) answered")
     for stamp in answered[-20:]:
         state = states[stamp]
-        links = {child: t for child, t in tf_by_stamp[stamp].items() if child not in ("pelvis", "xr_world")}
+        links = {child: t for child, t in tf_by_stamp[stamp].items() if child not in NOT_LINKS}
         assert len(links) == 29, f"{len(links)} link transforms stamped {stamp}"
         data.qpos[joints.qpos_adr] = np.array(state.position)[[state.name.index(n) for n in robot.joint_names]]
         data.qpos[model.joint(FREE_JOINT_NAME).qposadr[0]:][:7] = [0, 0, 0, 1, 0, 0, 0]
@@ -162,12 +165,25 @@ def test_frames_description_and_markers_answer_the_joint_states(ros_domain, robo
     np.testing.assert_allclose(transform_from_pose_msg(reached), expected, atol=TOLERANCE)
     assert {m.ns for m in markers} == {"wrist_target", REACHED} and len(markers) == 8
 
+    # pelvis → xr_*_hand: the wrist target turned into the frame of xr/*_hand's landmarks, at the target's stamp
+    hands = 0
+    for side in ("left", "right"):
+        for wrist in heard[f"xr/{side}_wrist"]:
+            if (t := tf_by_stamp.get(stamp_ns(wrist.header.stamp), {}).get(HAND_FRAMES[side])) is not None:
+                assert t.header.frame_id == wrist.header.frame_id == "pelvis"
+                expected = transform_from_pose_msg(wrist)
+                expected[:3, :3] = expected[:3, :3] @ WRIST_R_HAND[side]
+                np.testing.assert_allclose(transform_from_msg(t), expected, atol=TOLERANCE)
+                hands += 1
+    assert hands > 20
+
     tree = {f for ts in tf_by_stamp.values() for t in ts.values() for f in (t.header.frame_id, t.child_frame_id)}
     tree |= set(static)
     used = {msg.header.frame_id for msgs in heard.values() for msg in msgs
             if hasattr(msg, "header") and not isinstance(msg, NOT_FRAMES)}
     used |= {o.child_frame_id for o in heard["odom"]} | {m.header.frame_id for a in heard["teleop/wrist_markers"]
                                                        for m in a.markers}
+    used |= set(HAND_FRAMES.values())  # xr/*_hand's (a headset's hands: not in this scenario-driven graph)
     assert used - {""} <= tree, f"frame ids of the graph's topics not in the TF tree: {sorted(used - tree - {''})}"
     assert {"pelvis", "world", "xr_world", "imu_in_pelvis"} <= used
     assert checked == 20 and sum(stamp in odom for stamp in tf_by_stamp) > 20

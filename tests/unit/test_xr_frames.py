@@ -13,9 +13,12 @@ from g1_teleop.operator.xr_frames import (
     LEFT_WRIST_CONVENTION,
     RIGHT_WRIST_CONVENTION,
     ROBOT_R_OPENXR,
+    WRIST_R_HAND,
     BodyReference,
     XrPoses,
+    _to_robot_basis,
     hand_points_in_wrist,
+    ik_T_world,
     is_valid_pose,
     openxr_to_robot,
     robot_to_openxr,
@@ -270,3 +273,28 @@ def test_body_mode_round_trip():
 def test_body_calibration_needs_a_heading():
     with pytest.raises(ValueError, match="straight up or down"):
         BodyReference.calibrate(pose(rot_y(np.pi / 2), (0, 0, 1.5)))
+
+
+@pytest.mark.parametrize("wrist_reference", ["head", "body"])
+def test_the_landmarks_frame_is_the_wrist_target_turned_by_wrist_r_hand(wrist_reference: str) -> None:
+    # xr/*_hand's landmarks put through pelvis_T_wrist_target · WRIST_R_HAND (robot_state's pelvis → xr_*_hand)
+    # land where the headset's points are in the pelvis frame: that rotation names the frame the numbers are in.
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        head, left, right = (pose(random_rotation(rng), rng.uniform(-1, 1, 3)) for _ in range(3))
+        head[1, 3] += 1.6
+        xr = XrPoses(head, left, right)
+        world_T_head = _to_robot_basis(xr.xr_T_head)
+        body = BodyReference.calibrate(world_T_head) if wrist_reference == "body" else None
+        robot = openxr_to_robot(xr, body=body)
+        pelvis_T_world = ik_T_world(world_T_head, body)
+        for side, xr_T_wrist, pelvis_T_target in (("left", xr.xr_T_left_wrist, robot.pelvis_T_left_wrist),
+                                                  ("right", xr.xr_T_right_wrist, robot.pelvis_T_right_wrist)):
+            xr_points = rng.uniform(-1, 1, (25, 3))
+            landmarks = hand_points_in_wrist(xr_T_wrist, xr_points)
+            pelvis_T_hand = pelvis_T_target.copy()
+            pelvis_T_hand[:3, :3] = pelvis_T_target[:3, :3] @ WRIST_R_HAND[side]
+            in_pelvis = landmarks @ pelvis_T_hand[:3, :3].T + pelvis_T_hand[:3, 3]
+            expected = (xr_points @ ROBOT_R_OPENXR.T) @ pelvis_T_world[:3, :3].T + pelvis_T_world[:3, 3]
+            np.testing.assert_allclose(in_pelvis, expected, atol=1e-9, err_msg=side)
+            assert np.linalg.det(WRIST_R_HAND[side]) == pytest.approx(1.0)

@@ -3,14 +3,18 @@
 Publishes, from the robot model (g1_teleop.core.frame_tree):
 
 - robot_description (std_msgs/String, latched): the URDF text of the model in use. An MJCF model has no URDF
-  (neither MuJoCo nor Pinocchio writes one), so nothing is published then: the frames are all there, the
-  robot's shape is not (give the matching URDF as ``model`` to see it).
+  (neither MuJoCo nor Pinocchio writes one): its URDF is written from the model that runs
+  (core/urdf_export.py: the same links, joints, limits and inertias, no geometry), so every bag says which
+  robot ran and RViz and Foxglove get a URDF they parse; the robot's shape is not in it (give the matching
+  URDF as ``model`` to see it).
 - /tf_static (latched): the fixed frames (imu_in_pelvis, left_eye, right_eye, left_ee, right_ee, an MJCF's sites).
 - /tf: every link a joint moves, parent → child as the model names them, stamped with the joint_states it
   comes from; ``world`` → ``pelvis`` from odom (``base_pose`` odom: the simulator's ground truth) or from
   the IMU's orientation with the pelvis over its feet (``imu``: the real robot has no odometry; x, y stay 0);
   ``pelvis`` → ``xr_world`` from xr/head: the headset's world placed as the wrist targets are (xr_input's
-  head-relative mapping, operator.xr_frames.ik_T_world), so the operator's head is drawn where it acts.
+  head-relative mapping, operator.xr_frames.ik_T_world), so the operator's head is drawn where it acts;
+  ``pelvis`` → ``xr_left_hand``/``xr_right_hand`` from xr/*_wrist: the frame of xr/*_hand's landmarks, the wrist
+  target turned by operator.xr_frames.WRIST_R_HAND (hand tracking gives both from the same wrist pose).
 - teleop/wrist_markers (visualization_msgs/MarkerArray, frame pelvis): the wrist targets (xr/*_wrist) and
   the reached hand points (left_ee, right_ee of joint_states).
 
@@ -43,10 +47,12 @@ from g1_teleop.core.pinocchio_model import build_pinocchio_model
 from g1_teleop.core.robot_description import load_robot
 from g1_teleop.core.rotations import transform, wxyz_from_matrix
 from g1_teleop.core.settings import check_settings, setting
-from g1_teleop.operator.xr_frames import ik_T_world
+from g1_teleop.core.urdf_export import urdf_of
+from g1_teleop.operator.xr_frames import WRIST_R_HAND, ik_T_world
 from g1_teleop.ros.diagnostics import Diagnostics, WarnOnce
 from g1_teleop.ros.messages import imu_orientation_wxyz, transform_from_pose_msg
 from g1_teleop.ros.node_main import run
+from g1_teleop.ros.operator_messages import HAND_FRAMES
 from g1_teleop.ros.parameters import declare_config
 from g1_teleop.ros.polled_subscription import LatestInputs
 from g1_teleop.ros.qos import QOS_LATCHED, QOS_SENSOR, QOS_STATE, QOS_TF, QOS_TF_STATIC
@@ -84,18 +90,23 @@ class RobotState(Node):
         super().__init__("robot_state")
         cfg = self.cfg = declare_config(self, RobotStateConfig)
         robot = load_robot(cfg.robot_config or None, cfg.model or None)
-        self.tree = FrameTree(robot, build_pinocchio_model(robot))
+        pin_model = build_pinocchio_model(robot)
+        self.tree = FrameTree(robot, pin_model)
         self.index = JointIndex(robot.joint_names)
         self.ee = {side: robot.frames[f"{side}_ee"].name for side in SIDES}
         self.q: np.ndarray | None = None
         self.targets: dict[str, PoseStamped] = {}
+        self.wrist_T_hand = {side: np.eye(4) for side in SIDES}
+        for side, T in self.wrist_T_hand.items():
+            T[:3, :3] = WRIST_R_HAND[side]
         self.warn = WarnOnce(self)
         self.published = 0
         self.pub_tf = self.create_publisher(TFMessage, "/tf", QOS_TF)
         self.pub_markers = self.create_publisher(MarkerArray, "teleop/wrist_markers", QOS_STATE)
         described = "links off"
         if cfg.links:
-            described = self.publish_description(robot.model_path.read_text() if not robot.model_is_mjcf else None)
+            described = self.publish_description(robot.model_path.read_text() if not robot.model_is_mjcf
+                                                 else urdf_of(robot, self.tree, pin_model))
         inputs = LatestInputs(self, polled=cfg.rate_hz > 0)  # taken in this order: the IMU's answer needs the joints
         if inputs.polled:
             self.create_timer(1.0 / cfg.rate_hz, inputs.poll, clock=Clock(clock_type=ClockType.STEADY_TIME))
@@ -112,13 +123,10 @@ class RobotState(Node):
         self.get_logger().info(f"{robot.model_path.name}: {len(self.tree.frames)} frames rooted at {self.tree.root}, "
                                f"world → {self.tree.root} from {cfg.base_pose}; {described}")
 
-    def publish_description(self, urdf: str | None) -> str:
+    def publish_description(self, urdf: str) -> str:
         """robot_description (the URDF, latched) and /tf_static; says what was published."""
         self.pub_static = self.create_publisher(TFMessage, "/tf_static", QOS_TF_STATIC)
         self.pub_static.publish(tf_message(self.tree.static, self.get_clock().now().to_msg()))
-        if urdf is None:
-            return (f"{len(self.tree.static)} fixed frames; no robot_description: an MJCF model has no URDF "
-                    "(give the matching URDF as model to see the robot's shape)")
         self.pub_description = self.create_publisher(String, "robot_description", QOS_LATCHED)
         self.pub_description.publish(String(data=urdf))
         return f"{len(self.tree.static)} fixed frames and robot_description ({len(urdf)} characters of URDF)"
@@ -167,11 +175,13 @@ class RobotState(Node):
 
     def on_wrist(self, side: str, msg: PoseStamped, _received_s: float = 0.0) -> None:
         try:
-            transform_from_pose_msg(msg)  # finite, unit quaternion
+            target_T = transform_from_pose_msg(msg)  # finite, unit quaternion
         except ValueError as exc:
             self.warn(f"{side} wrist", f"ignored xr/{side}_wrist: {exc}")
             return
         self.targets[side] = msg
+        self.publish([(msg.header.frame_id or self.tree.root, HAND_FRAMES[side], target_T @ self.wrist_T_hand[side])],
+                     msg.header.stamp)
 
 
 def main(args: list[str] | None = None) -> None:

@@ -55,7 +55,7 @@ from g1_teleop.ros.diagnostics import Diagnostics
 from g1_teleop.ros.image_messages import QOS_IMAGE, STEREO_TOPIC
 from g1_teleop.ros.messages import stamp_ns, to_stamp
 from g1_teleop.ros.node_main import run
-from g1_teleop.ros.operator_messages import body_msg, landmarks_msg, pose_msg
+from g1_teleop.ros.operator_messages import HAND_FRAMES, body_msg, landmarks_msg, pose_msg
 from g1_teleop.ros.parameters import declare_config
 from g1_teleop.ros.qos import QOS_LATCHED, QOS_SENSOR, QOS_STATE
 
@@ -205,7 +205,7 @@ class XrInput(Node):
         for side, points in (("left", out.left_hand), ("right", out.right_hand)):
             publisher, msg = self.pub_hands[side]
             if points is not None and publisher.get_subscription_count():  # 25 poses: made only for a listener
-                publisher.publish(landmarks_msg(points, stamp, f"xr_{side}_hand", msg))
+                publisher.publish(landmarks_msg(points, stamp, HAND_FRAMES[side], msg))
         if (body := getattr(sample, "body", None)) is not None:  # PICO's body tracking
             self.pub_body.publish(body_msg(body, stamp))
         if out.head:

@@ -22,9 +22,9 @@ face the headset's forward axis). At the neutral posture, facing that heading, b
 targets.
 
 Hand landmarks (25 per hand, WebXR joint order, https://immersive-web.github.io/webxr-hand-input/) go into
-the Unitree hand frame with ``hand_points_in_wrist``. The OpenXR hand-joint axes of a wrist (+Z from the
-middle finger's metacarpal back to the wrist, +Y out of the back of the hand) are those of the OpenXR
-specification, XR_EXT_hand_tracking (https://registry.khronos.org/OpenXR/specs/1.1/man/html/openxr.html).
+the Unitree hand frame with ``hand_points_in_wrist``: the wrist target's frame turned by ``WRIST_R_HAND``.
+The OpenXR hand-joint axes of a wrist (+Z from the middle finger's metacarpal back to the wrist, +Y out of
+the back of the hand) are those of the OpenXR specification, XR_EXT_hand_tracking (https://registry.khronos.org/OpenXR/specs/1.1/man/html/openxr.html).
 
 Poses that fail the validity test (tv_wrapper's safe_mat_update) are replaced by fixed fallback poses
 (CONST_HEAD_POSE, CONST_LEFT_ARM_POSE, CONST_RIGHT_ARM_POSE) before step 1, and an invalid wrist skips
@@ -59,6 +59,12 @@ typical adult figure. Used by BodyReference only."""
 HAND_KEYPOINT_CONVENTION = np.array([[0.0, 0.0, 1.0], [-1.0, 0.0, 0.0], [0.0, -1.0, 0.0]])
 """C_hand, left-multiplied on wrist-frame landmark positions to give the Unitree hand frame (tv_wrapper's
 T_TO_UNITREE_HAND)."""
+
+WRIST_R_HAND = {"left": (HAND_KEYPOINT_CONVENTION @ LEFT_WRIST_CONVENTION).T,
+                "right": (HAND_KEYPOINT_CONVENTION @ RIGHT_WRIST_CONVENTION).T}
+"""Rotation of the hand frame (the landmarks' of ``hand_points_in_wrist``) in the wrist target's frame, per side:
+both come from the same OpenXR wrist W (hand tracking): target W·C_side, landmarks C_hand·W⁻¹·P, so the hand frame
+is the target's turned by (C_hand·C_side)ᵀ, same origin (the wrist joint). robot_state puts it on /tf."""
 
 VALIDITY_DETERMINANT = 1e-6
 """A pose matrix is valid when its determinant is finite and larger than this in magnitude (televuer)."""

@@ -3,7 +3,8 @@ hand landmarks and body points as geometry_msgs/PoseArray.
 
 - xr/head, xr/*_wrist: PoseStamped from a (7,) vector (x, y, z m; qw, qx, qy, qz), the values copied as they are
   (not through a rotation matrix as ``ros.messages.pose_stamped_msg``: a bag replay publishes the recorded bits).
-- xr/*_hand: the 25 landmarks of a hand (m, in its hand frame, WebXR Hand Input order), orientations identity.
+- xr/*_hand: the 25 landmarks of a hand (m, in its hand frame ``xr_left_hand``/``xr_right_hand``: the wrist target's
+  frame turned by operator.xr_frames.WRIST_R_HAND; WebXR Hand Input order), orientations identity.
 - xr/body: the operator's 24 body points (g1_teleop.core.body_points, XRobot's order) as poses in the operator's
   z-up world (frame ``operator_world``: x forward, y left, floor at z = 0).
 """
@@ -17,6 +18,8 @@ from geometry_msgs.msg import Pose, PoseArray, PoseStamped
 from g1_teleop.core.body_points import BODY_POINT_COUNT
 
 BODY_FRAME = "operator_world"
+HAND_FRAMES = {"left": "xr_left_hand", "right": "xr_right_hand"}
+"""xr/*_hand's frames: the operator's hand at the wrist target (robot_state: pelvis → xr_*_hand from xr/*_wrist)."""
 _UNIT_TOLERANCE = 1e-3
 
 

@@ -5,7 +5,8 @@ offers, takes each message's serialized bytes as they came over DDS and writes t
 time (simulated time with use_sim_time) as log time and the DDS source timestamp (when the publisher wrote it,
 system clock) as publish time into a new bag folder (g1_teleop.core.rosbag), as rosbag2 does. Latched topics
 (robot_description, /tf_static, teleop/mode, teleop/gains) are subscribed transient local, so a recorder that
-joins late still gets their last message. Used by `g1-teleop record`
+joins late still gets their last message. robot_description is recorded whatever topics are asked for: every
+bag says which robot it is of. Used by `g1-teleop record`
 and by the main job (the run directory's bag/). Topics that never carry a message are left out of the bag.
 :meth:`BagRecorder.watch_episodes` tells, as they happen, the episodes the operator marks with the joy buttons
 (tools/episode_marks.py; the marks themselves are read back from the bag's joy when a dataset is exported).
@@ -50,6 +51,9 @@ GRAPH_TOPICS: dict[str, tuple[type, QoSProfile]] = {
     "teleop/squat_height": (Float32, QOS_COMMAND),
     "teleop/heading": (Float32, QOS_COMMAND),
     "teleop/arm_target": (JointState, QOS_COMMAND),
+    "teleop/body_configuration": (JointState, QOS_COMMAND),
+    "teleop/body_base": (PoseStamped, QOS_COMMAND),
+    "teleop/body_links": (PoseArray, QOS_COMMAND),
     "teleop/mode": (String, QOS_LATCHED),
     "teleop/trace": (TimeReference, QOS_COMMAND),
     "teleop/hand_target": (JointState, QOS_COMMAND),
@@ -69,6 +73,7 @@ GRAPH_TOPICS: dict[str, tuple[type, QoSProfile]] = {
     "camera/left/image_raw/compressed": (CompressedImage, QOS_IMAGE),
     "camera/right/image_raw/compressed": (CompressedImage, QOS_IMAGE),
 }
+ALWAYS_RECORDED = "robot_description"  # in every bag, whatever the topics
 _WITH_MESSAGE_INFO = hasattr(rclpy.subscription, "MessageInfo")  # callbacks (msg, info): rclpy of Jazzy and later
 _DEPTH = 200  # deep enough for a lockstep graph's bursts
 
@@ -89,7 +94,7 @@ class BagRecorder(Node):
         if unknown:
             raise ValueError(f"not topics of the graph: {unknown}; known: {sorted(GRAPH_TOPICS)}")
         self.writer = BagWriter(path)
-        for topic in topics or list(GRAPH_TOPICS):
+        for topic in dict.fromkeys([*(topics or GRAPH_TOPICS), ALWAYS_RECORDED]):
             msg_class, offered = GRAPH_TOPICS[topic]
             qos = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=_DEPTH, reliability=offered.reliability,
                              durability=offered.durability)
