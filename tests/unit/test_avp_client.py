@@ -4,7 +4,10 @@ axes the tracker's wrist has, untracked hands, and the status line when the app 
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,6 +20,8 @@ from g1_teleop.operator.webxr_status import LinkState
 from g1_teleop.operator.xr_joy import XrJoyConfig
 from g1_teleop.tools.bench.hand_poses import hand_joint_points
 from support.ports import free_port
+
+FAKE_APP = Path(__file__).resolve().parents[1] / "support" / "fake_vision_pro.py"
 
 
 def pose(seed: int) -> np.ndarray:
@@ -87,3 +92,41 @@ def test_without_the_app_the_status_says_what_to_check_and_retries():
     assert status.state is LinkState.NO_CLIENT and client.newest() is None
     assert status.text.startswith(f"no Vision Pro at 127.0.0.1:{link.port} (not reachable): open the Vision Pro app")
     assert "retrying every 0.2 s" in status.text
+
+
+def test_the_client_connects_when_the_app_starts_and_again_after_it_restarts():
+    """The retries reach the app once it is there: no app (NO_CLIENT), the app started (tracked samples), the app
+    gone (DROPPED, the line says what to check), the app back (samples again), without restarting the client.
+    The app is the fake one serving avp-stream's own generated code (tests/support/fake_vision_pro.py)."""
+    port = free_port()
+    client = AvpClient(AvpLink("127.0.0.1", port, retry_s=0.2), XrJoyConfig())
+
+    def until(state: LinkState, timeout_s: float = 30.0) -> None:
+        deadline = time.monotonic() + timeout_s
+        while client.status().state is not state and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert client.status().state is state, client.status().text
+
+    def start_app() -> subprocess.Popen:
+        return subprocess.Popen([sys.executable, str(FAKE_APP), "--port", str(port), "--rate", "60"],
+                                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+
+    client.start()
+    app = None
+    try:
+        until(LinkState.NO_CLIENT, 2.0)
+        app = start_app()
+        until(LinkState.CONNECTED)
+        samples = client.figures()["samples"]
+        app.terminate()
+        app.wait(10)
+        until(LinkState.DROPPED)
+        assert client.status().text.startswith(f"no Vision Pro at 127.0.0.1:{port}"), client.status().text
+        app = start_app()
+        until(LinkState.CONNECTED)
+        assert client.figures()["samples"] > samples
+    finally:
+        client.stop()
+        if app is not None and app.poll() is None:
+            app.terminate()
+            app.wait(10)

@@ -6,7 +6,10 @@ graphs run for source pico."""
 from __future__ import annotations
 
 import socket
+import subprocess
+import sys
 import time
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -32,6 +35,8 @@ from g1_teleop.operator.xr_frames import DEFAULT_WORLD_T_HEAD, robot_to_openxr
 from g1_teleop.operator.xr_joy import XrJoy, XrJoyConfig
 from g1_teleop.tools.bench.hand_poses import hand_joint_points
 from support.ports import free_port
+
+FAKE_SERVICE = Path(__file__).resolve().parents[1] / "support" / "fake_pico_service.py"
 
 
 def pose7(T: np.ndarray) -> list[float]:
@@ -228,3 +233,42 @@ def test_source_pico_runs_retarget_or_body_retarget(graph):
     assert "retarget" not in nodes(source="pico", pico_retarget="body")
     assert "retarget" in nodes(source="webxr", pico_retarget="body")  # only source pico reads it
     assert "body_retarget" in nodes(source="body") and "retarget" not in nodes(source="body")
+
+
+def test_the_real_sdk_connects_when_the_service_starts_and_again_after_it_restarts(tmp_path, monkeypatch):
+    """The retries reach the service once it is there, and again after it went away, without restarting the client:
+    the real SDK against the fake XRoboToolkit PC Service (tests/support/fake_pico_service.py, its gRPC protocol)."""
+    pytest.importorskip("xrobotoolkit_sdk")
+    port = free_port()
+    (tmp_path / "PXREASetting.ini").write_text(f"[Client]\nconnectAddr=127.0.0.1\nconnectPort={port}\n")
+    monkeypatch.chdir(tmp_path)
+    client = PicoClient(PicoLink(retry_s=0.2), XrJoyConfig(), "controllers")
+
+    def start_service() -> subprocess.Popen:
+        return subprocess.Popen([sys.executable, str(FAKE_SERVICE), "--port", str(port), "--rate", "60"],
+                                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+
+    def until_state(state: LinkState, reached: bool = True) -> None:
+        deadline = time.monotonic() + 30.0
+        while (client.status().state is state) != reached and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert (client.status().state is state) == reached, client.status().text
+
+    client.start()
+    service = None
+    try:
+        until_state(LinkState.FAILED)
+        service = start_service()
+        until_state(LinkState.CONNECTED)
+        samples = client.figures()["samples"]
+        service.terminate()
+        service.wait(10)
+        until_state(LinkState.CONNECTED, reached=False)
+        service = start_service()
+        until_state(LinkState.CONNECTED)
+        assert client.figures()["samples"] > samples
+    finally:
+        client.stop()
+        if service is not None and service.poll() is None:
+            service.terminate()
+            service.wait(10)
