@@ -279,7 +279,10 @@ def test_a_headless_browser_opens_the_page_and_shows_the_eye_frames(serve, layou
     # The page answered with each frame's size; the server kept the frames it had not taken to MAX_UNTAKEN (frames
     # not taken within TAKEN_TIMEOUT_S free the page: the mono page, which draws its frames, took some later here).
     assert video.frames_taken >= 3, video
-    assert video.events_sent <= video.frames_taken + video.taken_timeouts + MAX_UNTAKEN, video
+    # The page says FRAME_TAKEN 0 as its socket opens (web/frame_taken.js), so at most the frames the server sent before
+    # that reached it went unheld (CI: 7 of 24 sent before a page slow to start answered, without the opening word).
+    assert video.sent_unanswered <= MAX_UNTAKEN, video
+    assert video.events_sent <= video.frames_taken + video.taken_timeouts + MAX_UNTAKEN + video.sent_unanswered, video
     for frame in frames[:: max(1, len(frames) // 8)]:
         if layout == "stereo":
             assert_shows(frame, published[frame.stamp_ns])

@@ -88,7 +88,10 @@ def test_a_slow_answering_page_gets_the_newest_frames_and_never_a_queue() -> Non
 
 def test_a_page_that_does_not_answer_gets_the_rate() -> None:
     streamer, taken, _ = asyncio.run(_stream(take_s=None, duration_s=1.0, fps=30.0))
-    assert 25 <= len(taken) <= 32, len(taken)  # video_fps 30 of the camera's 100: nothing waits on answers
+    # video_fps 30 of the camera's 100: nothing waits on answers (the rate over the frames taken: a loaded machine's
+    # camera loop runs a little longer than its 1 s)
+    rate = (len(taken) - 1) / (taken[-1][0] - taken[0][0])
+    assert len(taken) >= 25 and 27 <= rate <= 31, (len(taken), rate)
     assert streamer.figures.frames_taken == 0
 
 

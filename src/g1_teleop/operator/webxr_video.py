@@ -12,7 +12,9 @@ Latency first: only the newest frame is kept (``put`` replaces any frame not yet
 ``fps`` frames a second, and a busy page gets none: frames wait at the server, where newer ones replace them.
 Busy means its last frame is still being written to its socket, or, for a page that answers (the page the server
 serves loads ``web/frame_taken.js``), that it has not yet taken ``MAX_UNTAKEN`` of the frames sent to it from its
-WebSocket: it answers each binary message it takes with a FRAME_TAKEN event of the message's size (``taken``). A
+WebSocket: it answers each binary message it takes with a FRAME_TAKEN event of the message's size (``taken``), and
+says FRAME_TAKEN 0 as its socket opens, so that it is held from its first frame (a page slow to start took its
+first message seconds after several frames had been sent to it). A
 socket alone does not tell: Chromium reads it at once and queues the messages for a page too busy to take them
 (seen with software WebGL, where vuer's client spends seconds of its main thread on each frame: 30 frames a second
 sent, each taken later than the last, 11 s after it was sent within 10 s). Two frames in flight, not one, so that a
@@ -98,8 +100,8 @@ def _jpeg(image: PilImage.Image, options: dict) -> bytes:
 class VideoFigures:
     """Counts since the start: frames handed over, frames split, events sent (one per page and frame), frames a
     busy page skipped (while another page took them), frames that could not be shown (and the last reason);
-    frames an answering page took, answers that did not come in time, and the last ``send_to_taken_ms`` (send →
-    taken, ms)."""
+    frames an answering page took, frames sent to a page that had not answered yet (before its first FRAME_TAKEN),
+    answers that did not come in time, and the last ``send_to_taken_ms`` (send → taken, ms)."""
 
     frames_in: int = 0
     frames_split: int = 0
@@ -108,6 +110,7 @@ class VideoFigures:
     bad_frames: int = 0
     last_bad: str = ""
     frames_taken: int = 0
+    sent_unanswered: int = 0
     taken_timeouts: int = 0
     send_to_taken_ms: deque = field(default_factory=lambda: deque(maxlen=1000))
 
@@ -213,6 +216,7 @@ class VideoStreamer:
                     data = self.event(eyes, time.time_ns())
                     self.figures.skipped_busy += len(open_pages) - len(free)
                     for page in free:
+                        self.figures.sent_unanswered += page not in self._answering
                         self._untaken.setdefault(page, deque(maxlen=16)).append((len(data), time.monotonic()))
                         sending[page] = loop.create_task(self._send(send, page, data))
                     for page in [p for p, task in sending.items() if task.done()]:

@@ -3,7 +3,8 @@
 // server sends a page its next frame only once the last one was taken, so that frames a busy page cannot keep up
 // with are replaced at the server by newer ones instead of queueing in the browser (a socket alone cannot tell:
 // Chromium reads it and queues the messages for a busy page itself). Loaded before vuer's client, which then opens
-// its WebSocket through this class. The event is msgpack, as the client's own: {etype, ts (ms), value (bytes)}.
+// its WebSocket through this class. The event is msgpack, as the client's own: {etype, ts (ms), value (bytes)}. On
+// opening, the socket says FRAME_TAKEN 0 (nothing taken yet): the server then holds this page's frames from the first.
 (() => {
   const NativeWebSocket = window.WebSocket;
   const utf8 = new TextEncoder();
@@ -27,6 +28,7 @@
   class AnsweringWebSocket extends NativeWebSocket {
     constructor(...args) {
       super(...args);
+      this.addEventListener("open", () => this.send(frameTaken(0)));
       this.addEventListener("message", (message) => {
         if (typeof message.data === "string" || this.readyState !== NativeWebSocket.OPEN) {
           return;
