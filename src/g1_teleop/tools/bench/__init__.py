@@ -23,6 +23,8 @@ BENCHMARKS: dict[str, tuple[str, str, str]] = {
     "xr": ("xr", "bench_xr", "headset event → operator sample in the WebXR server (hands, controllers)"),
     "xr-video": ("xr_video", "bench_xr_video", "the robot's stereo frames from ROS to the headset page (fps, latency), "
                  "hand events meanwhile"),
+    "xr-eyes": ("xr_eyes", "bench_xr_eyes", "the real-time sim graph's rendered eyes to the headset page (fps, "
+                "render → page latency), the simulation's speed with and without the eyes"),
     "fuzz": ("g1_teleop.tools.fuzz", "bench_fuzz", "10⁴ fuzzed messages per input topic into the running sim graph"),
     "eyes": ("eyes", "bench_eyes", "eye cameras: render, JPEG, frames delivered, latency, sim speed with and without"),
 }
