@@ -160,8 +160,10 @@ def test_topic_hz_reports_the_rate_this_process_measures(graph_domain, node):
     # hz's window runs from its first message to the end: compare with the same stream over the last 2 s here.
     seen = [t for t in arrivals if end - 2.5 <= t <= end - 0.5]
     measured = (len(seen) - 1) / (seen[-1] - seen[0])
-    assert rates[-1] == pytest.approx(measured, rel=0.25), f"hz {rates}, measured here {measured:.1f} Hz"
-    assert measured > 20.0 and end - start < 15.0  # the real-time simulator publishes at up to 200 Hz
+    # (this process's own spinner is starved too on a slow machine: hz said 174 Hz while this process heard 128 in a
+    # CI check on a machine ~2.5× slower than the usual one, where hz's 4 s run took 16.6 s with its start and stop)
+    assert rates[-1] == pytest.approx(measured, rel=0.4), f"hz {rates}, measured here {measured:.1f} Hz"
+    assert measured > 20.0 and end - start < 30.0  # the real-time simulator publishes at up to 200 Hz
 
 
 class Terminal:
@@ -257,7 +259,9 @@ def test_teleop_keys_stops_on_ctrl_c_and_needs_a_terminal(graph_domain, node, te
         terminal.type("i")
         assert wait_for(lambda: twists and twists[-1].linear.x == 0.15, 20.0), twists[-1:]
         process.send_signal(signal.SIGINT)  # what Ctrl-C sends
-        assert process.wait(timeout=10) == 0, terminal.screen[-1000:]
+        # (it sends zero velocities for 0.1 s, then shuts its ROS context down: more than 10 s twice on a machine
+        # ~2.5× slower than the usual one, beside the real-time graph)
+        assert process.wait(timeout=30) == 0, terminal.screen[-1000:]
     finally:
         if process.poll() is None:
             process.kill()
