@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 
 import mujoco
 import pytest
@@ -38,3 +39,20 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         if str(SHARED) in reason or "../shared" in reason:
             report.outcome = "failed"
             report.longrepr = f"needs ../shared ({REQUIRE_ENV}=1) but skipped: {reason}"
+
+
+@pytest.fixture(autouse=True)
+def normal_scheduling_after_each_test(request: pytest.FixtureRequest):
+    """After each test, every thread of this test process that runs at a real-time policy is put back to normal
+    scheduling, and the test is named on stderr. A library may raise the thread it runs in to SCHED_FIFO 99 (as
+    root; SVT-AV1 does, core/realtime_priority.scheduling_kept), and threads and processes started from it inherit
+    that: a full suite found this process's DDS and ZeroMQ threads at FIFO 99, preempting the graphs under test."""
+    yield
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            if os.sched_getscheduler(int(tid)) in (os.SCHED_FIFO, os.SCHED_RR):
+                os.sched_setscheduler(int(tid), os.SCHED_OTHER, os.sched_param(0))
+                print(f"\n{request.node.nodeid} left thread {tid} at a real-time policy: normal scheduling again",
+                      file=sys.stderr)
+        except (ProcessLookupError, PermissionError, OSError):
+            continue  # (a thread that ended meanwhile)
