@@ -106,7 +106,10 @@ def test_the_sim_graph_sees_through_the_robots_eyes(ros_domain) -> None:
     for topic in ("camera/left/image_raw", "camera/right/image_raw/compressed", "camera/stereo/image_raw/compressed",
                   "camera/left/camera_info"):
         stamps = [stamp_ns(m.header.stamp) for _, m in heard[topic]]
-        assert set(stamps) <= states, f"{topic}: stamps that no joint_states carried"
+        # (each subscription matches its publisher on its own: compare over the time both were heard)
+        overlap = {s for s in stamps if min(states) <= s <= max(states)}
+        assert len(overlap) >= len(stamps) - 2, f"{topic}: {len(stamps)} frames, only {len(overlap)} while states came"
+        assert overlap <= states, f"{topic}: stamps that no joint_states carried: {sorted(overlap - states)[:5]}"
         slots = np.floor(np.array(stamps) * 30 / 1e9)  # rate_hz 30 of simulated time: one frame per slot at most
         assert (np.diff(slots) > 0).all(), f"{topic}: more than 30 frames per simulated second"
         arrivals = [t for t, _ in heard[topic]]
