@@ -261,7 +261,13 @@ def test_teleop_keys_stops_on_ctrl_c_and_needs_a_terminal(graph_domain, node, te
         process.send_signal(signal.SIGINT)  # what Ctrl-C sends
         # (it sends zero velocities for 0.1 s, then shuts its ROS context down: more than 10 s twice on a machine
         # ~2.5× slower than the usual one, beside the real-time graph)
-        assert process.wait(timeout=30) == 0, terminal.screen[-1000:]
+        try:
+            code = process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.send_signal(signal.SIGUSR1)  # its threads' stacks, on its terminal
+            time.sleep(1.0)
+            raise AssertionError(f"teleop-keys still runs 30 s after SIGINT:\n{terminal.screen[-6000:]}") from None
+        assert code == 0, terminal.screen[-1000:]
     finally:
         if process.poll() is None:
             process.kill()

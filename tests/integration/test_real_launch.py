@@ -187,10 +187,11 @@ def test_real_launch_with_the_virtual_robot_starts_up_and_tracks(rclpy_context, 
     rec = recorder.recording()
     rec.save(tmp_path / "recording.npz")
     # enough samples to judge the tracking by: hw_bridge publishes 200 joint states a second, this test's own
-    # process on the loaded 2-core machine received 90 a second in one CI check, and on a machine ~2.5× slower than
+    # process on the loaded 2-core machine received 90 a second in one CI check (48 on the slower one), and on a
+    # machine ~2.5× slower than
     # the usual one 34-36 joint_commands a second, twice, and 26 with a load of 40 % of a core beside (it is not the
     # figure under test)
-    assert len(rec.state_t) > ACTIVE_S * 50 and len(rec.command_t) > ACTIVE_S * 20, \
+    assert len(rec.state_t) > ACTIVE_S * 25 and len(rec.command_t) > ACTIVE_S * 20, \
         (len(rec.state_t), len(rec.command_t))
     settle_s = played_at + SETTLE_S
     lag_s, lagged = tracking_lag(rec, fk, settle_s=settle_s, max_lag_s=MAX_LAG_S)

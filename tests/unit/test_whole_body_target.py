@@ -2,10 +2,11 @@ from dataclasses import replace
 from types import SimpleNamespace
 
 import numpy as np
+import pytest
 
 from g1_teleop.control.default_pose_hold import DefaultPoseHold
 from g1_teleop.control.gains import JointGains
-from g1_teleop.control.whole_body_target import WholeBodyTargetBuilder
+from g1_teleop.control.whole_body_target import MAX_CATCH_UP_PERIODS, WholeBodyTargetBuilder
 
 
 def state(q):
@@ -27,6 +28,16 @@ def test_arms_start_from_the_measured_pose_and_move_at_most_the_step_limit(robot
     np.testing.assert_allclose(target.q[lower], robot.default_q[lower])
     np.testing.assert_array_equal(target.tau_ff[arms], np.ones(14))
     assert np.all(target.tau_ff[lower] == 0)
+
+
+@pytest.mark.parametrize(("periods", "steps"), [(0, 1), (1, 1), (2, 2), (3, 3), (10, 3)])
+def test_a_tick_after_skipped_periods_takes_their_steps_up_to_the_catch_up_bound(robot, periods, steps):
+    arms = robot.group("arms")
+    builder = WholeBodyTargetBuilder(robot, DefaultPoseHold(robot), arm_step_limit_rad=0.01)
+    q = robot.default_q.copy()
+    target = builder.step(state(q), q[arms] - 1.0, None, periods)
+    assert MAX_CATCH_UP_PERIODS == 3
+    np.testing.assert_allclose(np.abs(target.q[arms] - q[arms]).max(), 0.01 * steps)
 
 
 def test_no_arm_target_holds_the_arms(robot):

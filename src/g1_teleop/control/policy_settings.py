@@ -28,7 +28,8 @@ class PolicyNodeConfig:
                                 positive=True)
     lockstep: bool = setting(True, "one command per joint_states stamp, once that stamp's IMU sample and arm "
                              "target are in; false: a command every control_dt from the newest inputs")
-    arm_step_limit_rad: float = setting(0.01, "largest arm target step per control tick (rad)", positive=True)
+    arm_step_limit_rad: float = setting(0.01, "largest arm target step per control period (rad; a tick after "
+                                              "skipped periods takes up to 3)", positive=True)
     arm_target_timeout_s: float = setting(0.5, "real time: an older teleop/arm_target is stale and the arms hold "
                                           "(s)", positive=True)
     sync_timeout_s: float = setting(1.0, "lockstep: wall time to wait for a state's arm target before using the "

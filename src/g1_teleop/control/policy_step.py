@@ -58,6 +58,8 @@ class PolicyStep:
         self.intake = PolicyInputs(builder.robot, self.inputs, mapping, PlausibilityLimits(min_interval_s=interval))
         self.operator = self.intake.operator
         self.gate = ModeRequestGate(builder.lower_body, round(s.mode_hold_off_s / s.control_dt), s.control_dt)
+        self.control_dt = s.control_dt
+        self._last_stamp_ns: int | None = None  # the previous command's
 
     def sync_timeout(self, now_s: float, timeout_s: float) -> tuple[bool, tuple[str, str] | None]:
         """Lockstep, polled: whether to tick now with the latest arm target (the state's own is overdue), and
@@ -91,8 +93,11 @@ class PolicyStep:
         if arm is not None and arm.waist_q is not None and not self.builder.lower_body.command_waist(arm.waist_q):
             problems.append(("waist", "the lower-body controller drives the waist itself now (a learned policy, "
                                       "walking, or controller hold): the operator's waist targets wait"))
-        target = self.builder.step(tick.state, None if arm is None else arm.q, None if arm is None else arm.tau_ff)
+        stamp = tick.stamp_ns if clock_stamp_ns is None else clock_stamp_ns
+        periods = 1 if self._last_stamp_ns is None else round((stamp - self._last_stamp_ns) / 1e9 / self.control_dt)
+        self._last_stamp_ns = stamp
+        target = self.builder.step(tick.state, None if arm is None else arm.q, None if arm is None else arm.tau_ff,
+                                   periods)
         problems += [(f"command/{kind}", f"command bounded by its contract: {kind} of {joints} joints")
                      for kind, joints in (target.corrections or {}).items()]
-        stamp = tick.stamp_ns if clock_stamp_ns is None else clock_stamp_ns
         return PolicyCommand(stamp, target, None if arm is None else arm.stamp_ns), problems

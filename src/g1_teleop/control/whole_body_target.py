@@ -2,9 +2,11 @@
 
 A lower-body controller gives the leg and waist targets and their feed-forward torques each tick, takes
 the operator's commands and answers mode requests. Arm targets move at most ``arm_step_limit_rad`` per
-control tick (OpenWBT's ±0.01 rad limiter), from the measured arm pose at start, and stay inside the
-joint limits. With ``walking_pose``, while the lower body walks (``LowerBodyController.walking``) the arms
-move to the robot's default arm pose instead of the IK's targets. The gains of the command are the lower-body
+control period (OpenWBT's ±0.01 rad limiter), from the measured arm pose at start, and stay inside the
+joint limits: a tick after periods a starved process skipped may move by as many steps (MAX_CATCH_UP_PERIODS at
+most), so that the arms' speed limit does not fall with the tick rate. With ``walking_pose``, while the lower
+body walks (``LowerBodyController.walking``) the arms move to the robot's default arm pose instead of the IK's
+targets. The gains of the command are the lower-body
 controller's for every joint (g1_teleop.control.gains), given with the targets of the same tick. The command
 then passes its own contract (g1_teleop.control.command_contract): finite, targets within the joint limits,
 velocities within the velocity limits, feed-forward torques (the IK's arm gravity torques included) within the
@@ -23,6 +25,8 @@ from g1_teleop.control.lower_body import LowerBodyController
 from g1_teleop.control.proprioception import Proprioception
 from g1_teleop.core.limits import slew_limit
 from g1_teleop.core.robot_description import Robot
+
+MAX_CATCH_UP_PERIODS = 3  # arm steps one tick may take after skipped periods (0.03 rad with OpenWBT's limiter)
 
 
 @dataclass(frozen=True)
@@ -62,16 +66,18 @@ class WholeBodyTargetBuilder:
         """Begin from the measured arm pose, so the first targets do not jump."""
         self._arm_q = np.clip(q_measured[self._arms], self._arm_lower, self._arm_upper)
 
-    def step(self, state: Proprioception, arm_q_target: np.ndarray | None,
-             arm_tau_ff: np.ndarray | None) -> WholeBodyTarget:
-        """One tick: ``arm_q_target`` (rad) and ``arm_tau_ff`` (N·m) in the ``arms`` group's order; None keeps
-        the arms where they are (no or stale IK)."""
+    def step(self, state: Proprioception, arm_q_target: np.ndarray | None, arm_tau_ff: np.ndarray | None,
+             periods: int = 1) -> WholeBodyTarget:
+        """One tick, ``periods`` control periods after the previous one (1 unless ticks were skipped):
+        ``arm_q_target`` (rad) and ``arm_tau_ff`` (N·m) in the ``arms`` group's order; None keeps the arms where
+        they are (no or stale IK)."""
         if self._arm_q is None:
             self.start(state.q)
         if self.walking_pose and self.lower_body.walking:
             arm_q_target, arm_tau_ff = self._walking_arm_q, None
         if arm_q_target is not None:
-            stepped = slew_limit(arm_q_target, self._arm_q, self.arm_step_limit_rad)
+            steps = min(max(periods, 1), MAX_CATCH_UP_PERIODS)
+            stepped = slew_limit(arm_q_target, self._arm_q, self.arm_step_limit_rad * steps)
             self._arm_q = np.clip(stepped, self._arm_lower, self._arm_upper)
         lower = self.lower_body.targets(state)
         q_target, tau_ff = np.zeros(len(self.robot.joint_names)), np.zeros(len(self.robot.joint_names))

@@ -11,7 +11,8 @@ stamp → stamp of the operator sample behind its arm targets).
 
 SQUAT: controller "builtin" (model-based, no weights) or "openwbt" (OpenWBT's squat policy, squat_config);
 LOCOMOTION: loco_config's policy; "hold": the default pose (STAND_HOLD; needs the gantry). Arms follow the IK
-(±arm_step_limit_rad per tick), or the default arm pose from a LOCOMOTION request until SQUAT (locomotion_arms).
+(±arm_step_limit_rad per control period), or the default arm pose from a LOCOMOTION request until SQUAT
+(locomotion_arms).
 Lockstep: one command per joint_states stamp, once that stamp's IMU sample and arm target are in (at most
 sync_timeout_s once a first arm target has come). Real time: a tick every control_dt of the policy's own clock
 (control_clock: sim time followed from /clock, or the ROS clock) from the newest state, taken at the tick.
@@ -101,7 +102,7 @@ class Policy(Node):
                 self.create_subscription(ClockMsg, "/clock", self.on_clock, QOS_STATE)
         walks = f"LOCOMOTION: {cfg.loco_config or 'default'}" if any(self.lower_body.max_velocity) else "no LOCOMOTION"
         self.get_logger().info(f"controller {cfg.controller} ({walks}), mode {self.mode.value}; arms follow the IK "
-                               f"(±{cfg.arm_step_limit_rad} rad per tick), locomotion_arms {cfg.locomotion_arms}")
+                               f"(±{cfg.arm_step_limit_rad} rad per period), locomotion_arms {cfg.locomotion_arms}")
 
     def now_stamp_ns(self) -> int | None:  # real time: the clock that states' stamps are checked against
         return None if self.cfg.lockstep else self.clock.now_ns(time.monotonic())

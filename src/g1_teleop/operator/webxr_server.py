@@ -52,6 +52,7 @@ from g1_teleop.operator.webxr_video import (
     VideoStreamer,
 )
 from g1_teleop.operator.xr_certificates import (
+    DEFAULT_PORT,
     CertificateError,
     CertificateFiles,
     default_certificate_dir,
@@ -71,7 +72,6 @@ try:
 finally:
     sys.argv = _argv
 
-DEFAULT_PORT = 8012  # vuer's and televuer's
 PAGE_SCRIPT = Path(__file__).parent / "web" / "frame_taken.js"
 PAGE_SCRIPT_ROUTE = "/g1_teleop/frame_taken.js"
 ANSWER_WAIT_S = 2.0  # a page's first answer awaited before its first frame; a page that does not answer gets them then

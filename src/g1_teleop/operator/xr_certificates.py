@@ -26,6 +26,7 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 CA_NAME = "g1_teleop XR CA"
 VALID_DAYS = 365
+DEFAULT_PORT = 8012  # the WebXR server's (vuer's and televuer's): the certified address is https://<host>:8012
 
 
 class CertificateError(ValueError):

@@ -4,6 +4,7 @@ teleop-keys, xr-cert, bench)."""
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import json
 import os
 import signal
@@ -441,6 +442,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    faulthandler.register(signal.SIGUSR1, all_threads=True)  # kill -USR1: where each thread is (it runs on)
     os.environ.update(discovery_environment(os.environ))  # this process's own ROS nodes too
     try:
         return args.func(args)

@@ -10,8 +10,8 @@ from pathlib import Path
 from cryptography import x509
 from cryptography.x509.oid import NameOID
 
-from g1_teleop.operator.webxr_server import DEFAULT_PORT
 from g1_teleop.operator.xr_certificates import (
+    DEFAULT_PORT,
     CertificateFiles,
     default_certificate_dir,
     machine_addresses,
