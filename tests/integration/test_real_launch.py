@@ -39,11 +39,12 @@ ACTIVE_S = 14.0  # seconds of the default scenario played while ACTIVE: via and 
 SETTLE_S = 1.0  # after play, as in the simulated graph's check
 # In real time the wrists trail their targets by the latency of xr_input → retarget → policy (50 Hz) →
 # bridge → robot and by the arms' own dynamics; on 2 idle cores of the usual machine p95 6 mm at no lag. On a machine
-# ~2.5× slower (this one and CI's) the policy gets 28-40 ticks a second, not 50, and its arm targets move at most
-# 0.01 rad per tick (OpenWBT's limiter): 0.28 rad/s instead of 0.5, so on the scenario's fast moves the arms fall
-# behind, and catch up on its holds: p95 42-70 mm at no lag here, 160 mm in one CI check, 10-24 mm at the best
-# lag, 0.19-0.57 s. What this test judges is the path: the error at the lag (≤ MAX_LAG_S) that fits best, which arms
-# that stay put, a wrong joint order or a wrong sign fail by far. Both figures are printed.
+# ~2.5× slower (this one and CI's) the policy gets 28-42 ticks a second, not 50: with the arm limiter counted per tick
+# (0.01 rad, OpenWBT's) the arms fell behind on the scenario's fast moves, p95 36-70 mm at no lag, 160 mm in one CI
+# check, 10-24 mm at the best lag of 0.2-0.6 s; counted per control period (a tick after skipped ones takes their
+# steps) p95 23-26 mm at no lag, 7.5-9.7 mm at the best lag, 0.20-0.21 s. What this test judges is the path: the
+# error at the lag (≤ MAX_LAG_S) that fits best, which arms that stay put, a wrong joint order or a wrong sign fail by
+# far. Both figures are printed.
 MAX_LAG_S = 0.8
 MAX_WRIST_P95_M = 0.05
 
