@@ -300,12 +300,13 @@ def test_a_remote_button_on_rt_wirelesscontroller_reaches_lowstate(start_robot, 
     start_robot()
 
     def remote_after_press(keys: int, **sticks: float) -> WirelessRemote:
-        """The remote LowState carries once it has changed (within a second) after the press."""
+        """The remote LowState carries once it has changed (within 5 s) after the press, sent every 20 ms as a
+        remote does (the first ones may go out before this writer is matched: a CI check lost the only one)."""
         before = bytes(client.latest().wireless_remote)
-        client.press(keys, **sticks)
-        deadline = time.monotonic() + 1.0
+        deadline = time.monotonic() + 5.0
         while bytes(client.latest().wireless_remote) == before and time.monotonic() < deadline:
-            time.sleep(0.01)
+            client.press(keys, **sticks)
+            time.sleep(0.02)
         return parse_wireless_remote(client.latest().wireless_remote)
 
     remote = remote_after_press(1 << 8 | 1 << 1, lx=0.5, ly=-0.25)  # key bits: A is 8, L1 is 1

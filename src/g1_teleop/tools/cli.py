@@ -442,7 +442,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    faulthandler.register(signal.SIGUSR1, all_threads=True)  # kill -USR1: where each thread is (it runs on)
+    faulthandler.register(signal.SIGUSR1, file=sys.__stderr__, all_threads=True)  # kill -USR1: where each thread is
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:  # started as a script's background job: Python then leaves
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # SIGINT ignored, and Ctrl-C would stop no command
     os.environ.update(discovery_environment(os.environ))  # this process's own ROS nodes too
     try:
         return args.func(args)
