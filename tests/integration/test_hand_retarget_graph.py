@@ -51,10 +51,7 @@ def landmarks_msg(points: np.ndarray, side: str) -> PoseArray:
 def test_an_operator_pinch_closes_the_dex3_thumb_on_the_index(make_rig):
     (spec,) = [n for n in load_graph("real").resolve({"robot": "virtual", "network_interface": "lo", "dex3": "true"})
                if n.name == "hand_retarget"]
-    # (the LowState timeout 0.25 s, as test_real_launch's: a CI check saw the virtual robot, sharing 2 slow cores with
-    # the bridge, hand_retarget and this process, send one 102 ms late, and the bridge damp, as it must; the timeout
-    # itself is test_hw_bridge's)
-    rig = make_rig(parameters={**RELAXED, "state_timeout_s": 0.25}, dex3=True)
+    rig = make_rig(parameters=RELAXED, dex3=True)
     retarget = GraphProcesses([spec], output=rig.lines.append)
     retarget.start()
     try:
@@ -94,7 +91,8 @@ def test_an_operator_pinch_closes_the_dex3_thumb_on_the_index(make_rig):
         operator(0.5, 1.0)
         for side in SIDES:
             gaps = [thumb_index_m(side, q) for q in commanded(side, t_pinch)]
-            assert gaps and max(gaps) < 0.03, f"{side}: commanded thumb–index gaps {gaps[:3]}… m"
+            assert gaps and max(gaps) < 0.03, f"{side}: commanded thumb–index gaps {gaps[:3]}… m (bridge " \
+                                              f"{rig.state}):\n{rig.log}"
             measured = thumb_index_m(side, np.array(hand_states[side].position))
             assert measured < 0.035, f"{side}: the emulated hand's thumb and index are {measured * 1e3:.0f} mm apart"
             print(f"\n{side} pinch: commanded thumb–index {max(gaps) * 1e3:.1f} mm at most over 0.5 s, the emulated "

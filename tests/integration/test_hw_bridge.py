@@ -53,8 +53,11 @@ COMMAND_TIMEOUT_S = 0.045  # BridgeSafetyConfig's defaults: a command this old i
 GRACE_S = 0.5
 # Elsewhere a longer one, so that a loaded test machine (a process starved for ~50 ms, seen on 2 shared
 # cores) does not end an ACTIVE phase early.
-RELAXED = {"command_timeout_s": 0.25}
-STATE_TIMEOUT_S = 0.1
+# Timeouts for tests of something else than the timeouts: the virtual robot shares 2 slow cores with the bridge and
+# this process, and full checks saw it send a LowState 102 ms late, past the shipped 0.1 s (the bridge damped, as it
+# must). The shipped values are what the timeout tests (make_rig() without parameters) check.
+STATE_TIMEOUT_S = 0.25
+RELAXED = {"command_timeout_s": 0.25, "state_timeout_s": STATE_TIMEOUT_S}
 TRIALS = 10  # damping trials of the grace test
 RAMP_S = 0.4  # shorter than the default 2 s, so that the repeated bring-ups stay quick
 
