@@ -40,7 +40,7 @@ def targets_at(rec: Recording, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, n
 def wrist_errors(rec: Recording, fk: Fk, settle_s: float = 1.0, lag_s: float = 0.0) -> dict[str, np.ndarray]:
     """Per-sample position error (m) of each wrist after ``settle_s`` seconds, against the target in force
     ``lag_s`` seconds before each state sample (0: at it)."""
-    return _wrist_errors(rec, reached_wrists(rec, fk), settle_s, lag_s)
+    return _wrist_errors(rec, reached_wrists(rec, fk), settle_s, lag_s)[0]
 
 
 def tracking_lag(rec: Recording, fk: Fk, settle_s: float = 1.0, max_lag_s: float = 0.5,
@@ -51,7 +51,7 @@ def tracking_lag(rec: Recording, fk: Fk, settle_s: float = 1.0, max_lag_s: float
     reached = reached_wrists(rec, fk)
     best: tuple[float, float, dict[str, np.ndarray]] | None = None
     for lag_s in np.arange(0.0, max_lag_s + step_s / 2, step_s):
-        errors = _wrist_errors(rec, reached, settle_s, float(lag_s))
+        errors = _wrist_errors(rec, reached, settle_s, float(lag_s))[0]
         both = np.concatenate(list(errors.values()))
         p95 = float(np.percentile(both, 95)) if len(both) else np.inf
         if best is None or p95 < best[0]:
@@ -61,22 +61,20 @@ def tracking_lag(rec: Recording, fk: Fk, settle_s: float = 1.0, max_lag_s: float
 
 
 def _wrist_errors(rec: Recording, reached: tuple[np.ndarray, np.ndarray], settle_s: float,
-                  lag_s: float) -> dict[str, np.ndarray]:
+                  lag_s: float) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """The errors (m) of the reached wrists against the targets ``lag_s`` earlier, and the state samples kept."""
     target_left, target_right, valid = targets_at(rec, rec.state_t - lag_s)
     keep = valid & (rec.state_t >= settle_s)
     return {
         "left": np.linalg.norm(reached[0] - target_left, axis=1)[keep],
         "right": np.linalg.norm(reached[1] - target_right, axis=1)[keep],
-    }
+    }, keep
 
 
 def wrist_error_series(rec: Recording, fk: Fk, settle_s: float = 1.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The samples of :func:`wrist_errors` with their times: (t, left error, right error), m."""
-    left, right = reached_wrists(rec, fk)
-    target_left, target_right, valid = targets_at(rec, rec.state_t)
-    keep = valid & (rec.state_t >= settle_s)
-    return (rec.state_t[keep], np.linalg.norm(left - target_left, axis=1)[keep],
-            np.linalg.norm(right - target_right, axis=1)[keep])
+    errors, kept = _wrist_errors(rec, reached_wrists(rec, fk), settle_s, 0.0)
+    return rec.state_t[kept], errors["left"], errors["right"]
 
 
 def arm_target_steps(rec: Recording) -> np.ndarray:
