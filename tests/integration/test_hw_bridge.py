@@ -55,9 +55,11 @@ GRACE_S = 0.5
 # cores) does not end an ACTIVE phase early.
 # Timeouts for tests of something else than the timeouts: the virtual robot shares 2 slow cores with the bridge and
 # this process, and full checks saw it send a LowState 102 ms late, past the shipped 0.1 s (the bridge damped, as it
-# must). The shipped values are what the timeout tests (make_rig() without parameters) check.
+# must), and a full CI run saw this process (the policy's thread) starved for 0.5 s while the virtual robot ran at a
+# third of real time: the command grace goes to 1.5 s. The shipped values are what the timeout tests (make_rig()
+# without parameters) check.
 STATE_TIMEOUT_S = 0.25
-RELAXED = {"command_timeout_s": 0.25, "state_timeout_s": STATE_TIMEOUT_S}
+RELAXED = {"command_timeout_s": 0.25, "command_grace_s": 1.5, "state_timeout_s": STATE_TIMEOUT_S}
 TRIALS = 10  # damping trials of the grace test
 RAMP_S = 0.4  # shorter than the default 2 s, so that the repeated bring-ups stay quick
 
