@@ -74,7 +74,10 @@ finally:
 
 PAGE_SCRIPT = Path(__file__).parent / "web" / "frame_taken.js"
 PAGE_SCRIPT_ROUTE = "/g1_teleop/frame_taken.js"
-ANSWER_WAIT_S = 2.0  # a page's first answer awaited before its first frame; a page that does not answer gets them then
+# A page's first answer (web/frame_taken.js says FRAME_TAKEN 0 as its socket opens) awaited before its first frame;
+# a page that does not answer gets them then. A page loading vuer's client under software WebGL on a loaded CI
+# machine answered ~3 s after its socket opened.
+ANSWER_WAIT_S = 5.0
 
 _vuer_log = logging.getLogger("vuer")
 # vuer's server prints on stdout for every WebSocket that opens and closes ("websocket is connected. id:…",
