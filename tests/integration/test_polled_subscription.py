@@ -1,11 +1,14 @@
-"""ros.polled_subscription over real DDS: the executor never runs a polled subscription; the node takes the newest
-message, with when it was received; plain subscriptions of LatestInputs still get every message."""
+"""ros.polled_subscription over real DDS, with each executor a node can spin on (ros.node_main.make_executor):
+rclpy's SingleThreadedExecutor never runs a polled subscription, its EventsExecutor (which ignores callback groups)
+runs it to keep the newest; either way the node takes the newest message, with when it was received, and plain
+subscriptions of LatestInputs still get every message."""
 
 from __future__ import annotations
 
 import time
 
-from rclpy.executors import SingleThreadedExecutor
+import pytest
+from rclpy.executors import Executor, SingleThreadedExecutor
 from rclpy.node import Node
 from std_msgs.msg import Int32
 
@@ -13,22 +16,29 @@ from g1_teleop.ros.polled_subscription import LatestInputs, PolledSubscription
 from g1_teleop.ros.qos import QOS_OBSERVER, QOS_STATE
 
 
-def _spin_for(executor: SingleThreadedExecutor, seconds: float) -> None:
+@pytest.fixture(params=["single", "events"])
+def executor(request, rclpy_context) -> Executor:
+    if request.param == "single":
+        return SingleThreadedExecutor(context=rclpy_context)
+    events = pytest.importorskip("rclpy.experimental", reason="no EventsExecutor in this rclpy (Humble)")
+    return events.EventsExecutor(context=rclpy_context)
+
+
+def _spin_for(executor: Executor, seconds: float) -> None:
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         executor.spin_once(timeout_sec=0.01)
 
 
-def _wait_for_match(publisher, executor: SingleThreadedExecutor, readers: int) -> None:
+def _wait_for_match(publisher, executor: Executor, readers: int) -> None:
     end = time.monotonic() + 10.0
     while publisher.get_subscription_count() < readers and time.monotonic() < end:
         executor.spin_once(timeout_sec=0.05)
     assert publisher.get_subscription_count() == readers
 
 
-def test_the_newest_message_is_taken_and_the_executor_runs_nothing(rclpy_context):
+def test_the_newest_message_is_taken_once(rclpy_context, executor):
     sender, receiver = Node("sender", context=rclpy_context), Node("receiver", context=rclpy_context)
-    executor = SingleThreadedExecutor(context=rclpy_context)
     executor.add_node(receiver)
     try:
         publisher = sender.create_publisher(Int32, "numbers", QOS_STATE)
@@ -43,7 +53,7 @@ def test_the_newest_message_is_taken_and_the_executor_runs_nothing(rclpy_context
         before = time.monotonic()
         for n in range(10):
             publisher.publish(Int32(data=n))
-        _spin_for(executor, 0.5)  # the polled callback would raise if the executor ran it
+        _spin_for(executor, 0.5)
         taken = polled.take_newest()
         assert taken is not None
         msg, received_s = taken
@@ -57,9 +67,8 @@ def test_the_newest_message_is_taken_and_the_executor_runs_nothing(rclpy_context
         receiver.destroy_node()
 
 
-def test_polled_inputs_hand_each_topics_newest_to_its_handler_in_order(rclpy_context):
+def test_polled_inputs_hand_each_topics_newest_to_its_handler_in_order(rclpy_context, executor):
     sender, receiver = Node("sender", context=rclpy_context), Node("receiver", context=rclpy_context)
-    executor = SingleThreadedExecutor(context=rclpy_context)
     executor.add_node(receiver)
     try:
         first, second = (sender.create_publisher(Int32, topic, QOS_STATE) for topic in ("first", "second"))

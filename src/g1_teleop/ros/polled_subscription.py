@@ -6,6 +6,9 @@ fraction of a millisecond of Python a message, so a 200 Hz ``joint_states`` plus
 executor's wait set (its callback group never lets it run) and the node takes the newest message at its own rate;
 DDS keeps the newest message meanwhile (the subscription is 1 deep) and drops older ones unconverted. rclpy's own
 ``wait_for_message`` (Humble on) takes messages the same way; rclcpp's ``Subscription::take`` is the C++ form.
+
+rclpy's EventsExecutor (``g1_teleop.ros.node_main``) ignores callback groups: there the callback runs on each
+arrival (in C++ up to the call: cheap) and keeps the newest message for the node to take.
 """
 
 from __future__ import annotations
@@ -41,12 +44,12 @@ class PolledSubscription(Generic[Message]):
     def __init__(self, node: Node, msg_type: type[Message], topic: str, qos: QoSProfile) -> None:
         newest_only = copy(qos)
         newest_only.history, newest_only.depth = HistoryPolicy.KEEP_LAST, 1  # older ones are never converted
-        self._subscription = node.create_subscription(msg_type, topic, self._never_called, newest_only,
+        self._kept: tuple[Message, float] | None = None  # by the callback, where an executor runs it anyway
+        self._subscription = node.create_subscription(msg_type, topic, self._keep, newest_only,
                                                       callback_group=_TakenByTheNode())
 
-    @staticmethod
-    def _never_called(_msg: Any) -> None:
-        raise AssertionError("a PolledSubscription's callback runs only if an executor runs it")
+    def _keep(self, msg: Message) -> None:
+        self._kept = (msg, time.monotonic())
 
     def take_newest(self) -> tuple[Message, float] | None:
         """The newest message received since the last take and when it was received (``time.monotonic()`` s), or
@@ -58,8 +61,9 @@ class PolledSubscription(Generic[Message]):
             if taken is None:
                 break
             newest = taken
+        kept, self._kept = self._kept, None
         if newest is None:
-            return None
+            return kept  # (none taken here is newer than the one the callback kept)
         msg, info = newest
         received_ns = info.get("received_timestamp", 0)  # the system clock's, by the middleware; 0: not given
         age_s = max(0.0, (time.time_ns() - received_ns) * 1e-9) if received_ns else 0.0

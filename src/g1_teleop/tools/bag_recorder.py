@@ -3,7 +3,8 @@
 Subscribes to every topic of the topic contract (README) with the reliability and durability its publisher
 offers, takes each message's serialized bytes as they came over DDS and writes them with the node clock's
 time (simulated time with use_sim_time) as log time and the DDS source timestamp (when the publisher wrote it,
-system clock) as publish time into a new bag folder (g1_teleop.core.rosbag), as rosbag2 does. Latched topics
+system clock) as publish time into a new bag folder (g1_teleop.core.rosbag), as rosbag2 does; where callbacks cannot
+take the source timestamp (rclpy's EventsExecutor, Humble: ros.executor.message_info_callbacks), the arrival. Latched topics
 (robot_description, /tf_static, teleop/mode, teleop/gains) are subscribed transient local, so a recorder that
 joins late still gets their last message. robot_description is recorded whatever topics are asked for: every
 bag says which robot it is of. Used by `g1-teleop record`
@@ -18,7 +19,6 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import rclpy.subscription
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PoseArray, PoseStamped, Twist
 from nav_msgs.msg import Odometry
@@ -31,6 +31,7 @@ from std_msgs.msg import Float32, String
 from visualization_msgs.msg import MarkerArray
 
 from g1_teleop.core.rosbag import BagWriter
+from g1_teleop.ros.executor import message_info_callbacks
 from g1_teleop.ros.image_messages import QOS_IMAGE
 from g1_teleop.ros.messages import stamp_ns
 from g1_teleop.ros.qos import QOS_COMMAND, QOS_LATCHED, QOS_SENSOR, QOS_STATE, QOS_TF, QOS_TF_STATIC
@@ -74,7 +75,6 @@ GRAPH_TOPICS: dict[str, tuple[type, QoSProfile]] = {
     "camera/right/image_raw/compressed": (CompressedImage, QOS_IMAGE),
 }
 ALWAYS_RECORDED = "robot_description"  # in every bag, whatever the topics
-_WITH_MESSAGE_INFO = hasattr(rclpy.subscription, "MessageInfo")  # callbacks (msg, info): rclpy of Jazzy and later
 _DEPTH = 200  # deep enough for a lockstep graph's bursts
 
 
@@ -104,7 +104,7 @@ class BagRecorder(Node):
             resolved.append(subscription.topic_name)
 
     def _recorder(self, resolved: list[str], msgtype: str):
-        if not _WITH_MESSAGE_INFO:  # rclpy before Jazzy: the arrival on the system clock stands for the publish
+        if not message_info_callbacks():  # the arrival on the system clock stands for the publish (ros.executor)
             def record_arrival(data: bytes) -> None:
                 self.writer.write(resolved[0], msgtype, self.get_clock().now().nanoseconds, data, time.time_ns())
 

@@ -80,9 +80,9 @@ def _cmd_record(args: argparse.Namespace) -> int:
     from datetime import datetime
 
     import rclpy
-    from rclpy.executors import SingleThreadedExecutor
     from rclpy.signals import SignalHandlerOptions
 
+    from g1_teleop.ros.executor import make_executor
     from g1_teleop.tools.bag_recorder import BagRecorder
     from g1_teleop.tools.lerobot_export import config_from_args
 
@@ -99,7 +99,7 @@ def _cmd_record(args: argparse.Namespace) -> int:
     recorder = BagRecorder(out, topics=args.topics, use_sim_time=args.use_sim_time, namespace=args.namespace)
     if buttons is not None:
         recorder.watch_episodes(buttons, lambda event: print(f"  {event}", flush=True))
-    executor = SingleThreadedExecutor()
+    executor = make_executor()
     executor.add_node(recorder)
     print(f"recording into {out} (Ctrl-C stops)", flush=True)
     start = last = time.monotonic()

@@ -303,8 +303,8 @@ def record_live(duration_s: float, out: Path, namespace: str = "", use_sim_time:
     """Record the graph's timing topics into a bag at ``out`` for ``duration_s`` wall seconds (as `g1-teleop
     record` does), and with ``robot_interface`` the LowCmds on the robot's DDS meanwhile."""
     import rclpy
-    from rclpy.executors import SingleThreadedExecutor
 
+    from g1_teleop.ros.executor import make_executor
     from g1_teleop.tools.bag_recorder import BagRecorder
 
     listener = LowCmdListener(robot_domain_id, robot_interface) if robot_interface else None
@@ -312,7 +312,7 @@ def record_live(duration_s: float, out: Path, namespace: str = "", use_sim_time:
     topics = LIVE_TOPICS + (LIVE_SIM_TOPICS if use_sim_time else [])  # (no more: the listener loads the graph)
     recorder = BagRecorder(out, topics=topics, use_sim_time=use_sim_time, namespace=namespace,
                            node_name="latency_recorder")
-    executor = SingleThreadedExecutor()
+    executor = make_executor()
     executor.add_node(recorder)
     try:
         end = time.monotonic() + duration_s

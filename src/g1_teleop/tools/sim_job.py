@@ -70,8 +70,8 @@ class SimJobConfig:
 
 def run_sim_job(cfg: SimJobConfig, log: Callable[[str], None] = print) -> tuple[Path, dict]:
     import rclpy
-    from rclpy.executors import SingleThreadedExecutor
 
+    from g1_teleop.ros.executor import make_executor
     from g1_teleop.tools.bag_recorder import BagRecorder
     from g1_teleop.tools.run_recorder import Recorder
 
@@ -117,7 +117,7 @@ def run_sim_job(cfg: SimJobConfig, log: Callable[[str], None] = print) -> tuple[
         log(f"replacing the bag of an earlier run in {bag_dir}")
         shutil.rmtree(bag_dir)
     bag = BagRecorder(bag_dir, use_sim_time=True, node_name="sim_job_bag")
-    executor = SingleThreadedExecutor()
+    executor = make_executor()
     executor.add_node(recorder)
     executor.add_node(bag)
     log(f"starting {len(nodes)} nodes ({', '.join(n.name for n in nodes)}); "

@@ -1,0 +1,53 @@
+"""The executor every node and recorder of the project spins on: rclpy's EventsExecutor where it exists.
+
+rclpy's EventsExecutor (``rclpy.experimental``, in the Kilted wheels; not in Humble) waits and dispatches in C++,
+where the SingleThreadedExecutor rebuilds its wait set in Python for every callback. Measured on the lockstep graph
+(`g1-teleop bench graph`, 2 cores): the nodes' CPU time per 20 ms control period 30.8 → 16.1 ms in all (policy
+9.1 → 5.4, retarget 6.9 → 3.3, sim_bridge 4.7 → 3.1, xr_input 3.4 → 2.3) and the real-time factor 0.84–0.97 →
+1.26–1.47. What differs for the code: it ignores callback groups (``ros.polled_subscription`` allows for that),
+``spin_once()`` without a timeout runs no timer, so loops spin with ``SPIN_WAIT_S``, and a callback that takes the
+message's info (``(msg, info)``: the DDS source timestamp) makes its spin raise SystemError ("null argument to
+internal routine", the Kilted wheels), so the bag recorder stamps arrivals there (``message_info_callbacks``). The
+recorders spin on it too: on the SingleThreadedExecutor, `g1-teleop sim`'s recorder could not keep up with the
+faster graph (a fifth of each topic's messages lost), and the sim job ran at 0.61× real time against 1.07× with both.
+``G1_TELEOP_EXECUTOR=single`` chooses the SingleThreadedExecutor (where rclpy lacks the other, it is the one).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+import rclpy.subscription
+from rclpy.context import Context
+from rclpy.executors import Executor, SingleThreadedExecutor
+
+EXECUTOR_VARIABLE = "G1_TELEOP_EXECUTOR"  # events (the default) or single
+SPIN_WAIT_S = 0.1  # the longest a spin loop waits for a callback before it looks at its stop conditions again
+
+
+def _events_executor() -> Callable[..., Executor] | None:
+    """rclpy's EventsExecutor, unless it is missing or turned off (G1_TELEOP_EXECUTOR). Raises ValueError for
+    another value of the variable."""
+    choice = os.environ.get(EXECUTOR_VARIABLE, "events")
+    if choice not in ("events", "single"):
+        raise ValueError(f"{EXECUTOR_VARIABLE}={choice!r}: use events or single")
+    if choice == "single":
+        return None
+    try:
+        from rclpy.experimental import EventsExecutor
+    except ImportError:  # Humble's rclpy
+        return None
+    return EventsExecutor
+
+
+def make_executor(context: Context | None = None) -> Executor:
+    """rclpy's EventsExecutor where it exists and is not turned off, else its SingleThreadedExecutor."""
+    events = _events_executor()
+    return SingleThreadedExecutor(context=context) if events is None else events(context=context)
+
+
+def message_info_callbacks() -> bool:
+    """Whether a subscription's callback may take ``(msg, info)`` on make_executor's executor: rclpy of Jazzy and
+    later, on the SingleThreadedExecutor."""
+    return hasattr(rclpy.subscription, "MessageInfo") and _events_executor() is None
