@@ -35,7 +35,7 @@ from g1_teleop.operator.webxr_client import (
     synthetic_hand,
     video_frame,
 )
-from g1_teleop.operator.webxr_server import WebXrConfig, WebXrServer
+from g1_teleop.operator.webxr_server import ANSWER_WAIT_S, WebXrConfig, WebXrServer
 from g1_teleop.operator.xr_frames import DEFAULT_WORLD_T_HEAD, robot_to_openxr
 from g1_teleop.ros.image_messages import QOS_IMAGE, STEREO_TOPIC, compressed_msg
 from g1_teleop.ros.messages import to_stamp
@@ -143,7 +143,7 @@ def test_the_newest_frame_at_most_video_fps_and_the_samples_keep_coming(certific
     async def session() -> None:
         async with HeadsetPage(f"wss://127.0.0.1:{config.port}/", page_ssl_context(str(certificates.ca))) as page:
             assert (await page.receive())["data"]["nodes"][0]["tag"] == "Hands"  # the element comes first
-            await watch(page, 4.0, frames, hand_events)
+            await watch(page, ANSWER_WAIT_S + 4.0, frames, hand_events)  # (no FRAME_TAKEN: frames after the wait)
             await asyncio.to_thread(camera.stop)
             server.put_frame(b"not a jpeg", time.time_ns())  # (only frames for an open page are split)
             await asyncio.sleep(0.3)
@@ -224,7 +224,7 @@ def test_xr_input_shows_the_published_camera_frames(rclpy_context, ros_domain, c
             await page.receive()  # the Hands element
             await watch(page, 1.0, [], [])  # the camera's and xr_input's topics matched, the pose stream running
             wrists.clear()
-            await watch(page, 5.0, frames, hand_events)
+            await watch(page, ANSWER_WAIT_S + 4.0, frames, hand_events)  # (no FRAME_TAKEN: frames after the wait)
         finally:
             await page.__aexit__()
 

@@ -237,7 +237,7 @@ ROS_TRANSPORTS_ENV = ("FASTDDS_BUILTIN_TRANSPORTS", "UDPv4")
 def main(args: list[str] | None = None) -> None:
     os.environ.setdefault(*ROS_TRANSPORTS_ENV)
     sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)  # (the link reader and the executor)
-    run(HwBridge, args)
+    run(HwBridge, args, events=False)  # (the link's thread wakes the executor with a guard condition)
 
 
 if __name__ == "__main__":

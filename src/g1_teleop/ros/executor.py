@@ -41,10 +41,11 @@ def _events_executor() -> Callable[..., Executor] | None:
     return EventsExecutor
 
 
-def make_executor(context: Context | None = None) -> Executor:
-    """rclpy's EventsExecutor where it exists and is not turned off, else its SingleThreadedExecutor."""
-    events = _events_executor()
-    return SingleThreadedExecutor(context=context) if events is None else events(context=context)
+def make_executor(context: Context | None = None, events: bool = True) -> Executor:
+    """rclpy's EventsExecutor where it exists and is not turned off (nor by ``events`` false: a node that needs a
+    guard condition, which it does not support), else its SingleThreadedExecutor."""
+    make = _events_executor() if events else None
+    return SingleThreadedExecutor(context=context) if make is None else make(context=context)
 
 
 def message_info_callbacks() -> bool:

@@ -1,16 +1,16 @@
 """bag_recorder: the graph's topics into a rosbag2 bag (MCAP), for pip environments without `ros2 bag`.
 
-Subscribes to every topic of the topic contract (README) with the reliability and durability its publisher
-offers, takes each message's serialized bytes as they came over DDS and writes them with the node clock's
-time (simulated time with use_sim_time) as log time and the DDS source timestamp (when the publisher wrote it,
-system clock) as publish time into a new bag folder (g1_teleop.core.rosbag), as rosbag2 does; where callbacks cannot
-take the source timestamp (rclpy's EventsExecutor, Humble: ros.executor.message_info_callbacks), the arrival. Latched topics
-(robot_description, /tf_static, teleop/mode, teleop/gains) are subscribed transient local, so a recorder that
-joins late still gets their last message. robot_description is recorded whatever topics are asked for: every
-bag says which robot it is of. Used by `g1-teleop record`
-and by the main job (the run directory's bag/). Topics that never carry a message are left out of the bag.
-:meth:`BagRecorder.watch_episodes` tells, as they happen, the episodes the operator marks with the joy buttons
-(tools/episode_marks.py; the marks themselves are read back from the bag's joy when a dataset is exported).
+Subscribes to every topic of the topic contract (README) with the reliability and durability its publisher offers,
+takes each message's serialized bytes as they came over DDS and writes them with the node clock's time (simulated
+time with use_sim_time) as log time and the DDS source timestamp (when the publisher wrote it, system clock) as
+publish time into a new bag folder (g1_teleop.core.rosbag), as rosbag2 does; where callbacks cannot take the source
+timestamp (rclpy's EventsExecutor, Humble: ros.executor.message_info_callbacks), the arrival. Latched topics
+(robot_description, /tf_static, teleop/mode, teleop/gains) are subscribed transient local, so a recorder that joins
+late still gets their last message. robot_description is recorded whatever topics are asked for: every bag says
+which robot it is of. Used by `g1-teleop record` and by the main job (the run directory's bag/). Topics that never
+carry a message are left out of the bag. :meth:`BagRecorder.watch_episodes` tells, as they happen, the episodes the
+operator marks with the joy buttons (tools/episode_marks.py; the marks themselves are read back from the bag's joy
+when a dataset is exported).
 """
 
 from __future__ import annotations
