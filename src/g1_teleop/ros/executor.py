@@ -2,14 +2,15 @@
 
 rclpy's EventsExecutor (``rclpy.experimental``, in the Kilted wheels; not in Humble) waits and dispatches in C++,
 where the SingleThreadedExecutor rebuilds its wait set in Python for every callback. Measured on the lockstep graph
-(`g1-teleop bench graph`, 2 cores): the nodes' CPU time per 20 ms control period 30.8 → 16.1 ms in all (policy
-9.1 → 5.4, retarget 6.9 → 3.3, sim_bridge 4.7 → 3.1, xr_input 3.4 → 2.3) and the real-time factor 0.84–0.97 →
-1.26–1.47. What differs for the code: it ignores callback groups (``ros.polled_subscription`` allows for that),
-``spin_once()`` without a timeout runs no timer, so loops spin with ``SPIN_WAIT_S``, and a callback that takes the
-message's info (``(msg, info)``: the DDS source timestamp) makes its spin raise SystemError ("null argument to
-internal routine", the Kilted wheels), so the bag recorder stamps arrivals there (``message_info_callbacks``). The
-recorders spin on it too: on the SingleThreadedExecutor, `g1-teleop sim`'s recorder could not keep up with the
-faster graph (a fifth of each topic's messages lost), and the sim job ran at 0.61× real time against 1.07× with both.
+(`g1-teleop bench graph`, 2 idle cores): the nodes' CPU time per 20 ms control period 30.8 → 25.0 ms in all (policy
+9.3 → 6.9, retarget 6.7 → 4.7, sim_bridge 4.7 → 4.1, xr_input 3.5 → 2.9) and the real-time factor 0.97 → 1.09. What
+differs for the code: it ignores callback groups (``ros.polled_subscription`` allows for that), ``spin_once()``
+without a timeout runs no timer, so loops spin with ``SPIN_WAIT_S``, and a callback that takes the message's info
+(``(msg, info)``: the DDS source timestamp) makes its spin raise SystemError ("null argument to internal routine",
+the Kilted wheels), so the bag recorder stamps arrivals there (``message_info_callbacks``). The recorders spin on it
+too: on the SingleThreadedExecutor, `g1-teleop sim`'s recorder could not keep up with the faster graph (a fifth of
+each topic's messages lost), and the sim job ran at 0.73× real time against 1.08× with both. hw_bridge spins on the
+SingleThreadedExecutor (``events`` false): it needs a guard condition, which the other lacks.
 ``G1_TELEOP_EXECUTOR=single`` chooses the SingleThreadedExecutor (where rclpy lacks the other, it is the one).
 """
 

@@ -42,6 +42,8 @@ from g1_teleop.ros.executor import SPIN_WAIT_S, make_executor
 from g1_teleop.ros.parameters import ConfigError
 
 _TIME_SOURCE_FILE = os.path.join("rclpy", "time_source.py")
+
+
 def from_time_source(exc: BaseException) -> bool:
     """True when ``exc`` was raised inside rclpy's time source (its /clock callback)."""
     frames = traceback.walk_tb(exc.__traceback__)

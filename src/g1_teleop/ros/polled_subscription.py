@@ -7,7 +7,7 @@ executor's wait set (its callback group never lets it run) and the node takes th
 DDS keeps the newest message meanwhile (the subscription is 1 deep) and drops older ones unconverted. rclpy's own
 ``wait_for_message`` (Humble on) takes messages the same way; rclcpp's ``Subscription::take`` is the C++ form.
 
-rclpy's EventsExecutor (``g1_teleop.ros.node_main``) ignores callback groups: there the callback runs on each
+rclpy's EventsExecutor (``g1_teleop.ros.executor``) ignores callback groups: there the callback runs on each
 arrival (in C++ up to the call: cheap) and keeps the newest message for the node to take.
 """
 
