@@ -31,10 +31,15 @@ pytestmark = pytest.mark.integration
 POLICIES = Path(__file__).resolve().parents[3] / "shared" / "policies" / "openwbt"
 SDK_MISSING = "unitree_sdk2py not installed (scripts/install_robot_sdk.sh installs it): hw_bridge needs it"
 QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10, reliability=ReliabilityPolicy.RELIABLE)
-# The shipped timeouts: a command late by 45 ms is held, damping after 0.5 s without one (the grace covers a
-# policy starved for a few hundred ms on the test machine's two cores: seen 367 ms).
-COMMAND_GRACE_S = 0.5
-STATE_TIMEOUT_S = 0.25  # hw_bridge's LowState timeout in this test (below)
+# A command late by 45 ms is held (the shipped timeout), damping when none came for the grace. The whole real-time
+# graph takes ~175 % of this machine's 2 cores (`g1-teleop soak`: 7 processes at 12-29 % each), unlike a robot
+# whose computer runs only the bridge and the policy: it stalls now and then (the virtual robot at 0.2× real time
+# for a second, ~100 ms stalls even at nice -10, past the bridge's 0.1 s LowState timeout), and starved the policy
+# past the shipped 0.5 s grace in 3 of 12 runs of this test here. The test gives the grace 1 s and the LowState
+# timeout 0.25 s (the launch arguments of a user running the graph beside a simulator on a small machine); both
+# shipped timeouts are tested in test_hw_bridge.
+COMMAND_GRACE_S = 1.0
+STATE_TIMEOUT_S = 0.25
 ACTIVE_S = 14.0  # seconds of the default scenario played while ACTIVE: via and reach (0-11 s), its hold, the move begun
 SETTLE_S = 1.0  # after play, as in the simulated graph's check
 # In real time the wrists trail their targets by the latency of xr_input → retarget → policy (50 Hz) →
@@ -66,14 +71,12 @@ def test_real_launch_with_the_virtual_robot_starts_up_and_tracks(rclpy_context, 
 
     if controller == "openwbt" and not POLICIES.is_dir():
         pytest.skip(f"OpenWBT policies not found at {POLICIES}: the reference data is not beside the repo")
-    # The virtual robot shares this 2-core VM with the graph it serves, unlike a robot's own computer: here it was
-    # seen stalling ~100 ms now and then (real-time factor 0.65 at 20 % CPU, even at nice -10), enough for the
-    # bridge's 0.1 s LowState timeout. The test gives that timeout 0.25 s (the launch argument a user running a
-    # simulator on a loaded machine has); the timeout itself is tested in test_hw_bridge.
+    # (the bridge's timeouts of this test: see COMMAND_GRACE_S)
     nodes = load_graph("real").resolve({"robot": "virtual", "network_interface": "lo",
                                         "robot_domain_id": str(robot_domain), "controller": controller,
                                         "policy_dir": str(POLICIES) if controller == "openwbt" else "",
-                                        "lowstate_timeout_s": str(STATE_TIMEOUT_S)})
+                                        "lowstate_timeout_s": str(STATE_TIMEOUT_S),
+                                        "command_grace_s": str(COMMAND_GRACE_S)})
     assert [n.name for n in nodes] == ["virtual_robot", "hw_bridge", "policy", "retarget", "xr_input", "robot_state"]
     lines: list[str] = []
     graph = GraphProcesses(nodes, output=lines.append)
@@ -165,11 +168,14 @@ def test_real_launch_with_the_virtual_robot_starts_up_and_tracks(rclpy_context, 
             graph.restart("policy")
             bring_up()
             active_at = time.monotonic()
-            spin_until(lambda: False, 1.5)
+            # 150 of them (0.3 s at the nominal 500 Hz; a CI check's probe, whose reader keeps the newest sample
+            # only, counted 189 a second on the loaded machine, and 24 a second in the 1.5 s after the restart) and
+            # none of them damping
+            assert spin_until(lambda: len([s for s in probe.lowcmds if s.t > active_at]) >= 150, 10.0), \
+                "\n".join(lines[-60:])
             assert states[-1][1] == "ACTIVE", "\n".join(lines[-60:])
             after = [s for s in probe.lowcmds if s.t > active_at]
-            # (500 Hz nominal; a CI check's probe got 189 Hz on the loaded machine) and none of them damping
-            assert len(after) > 1.5 * 100 and not any(np.all(s.kp == 0) for s in after), len(after)
+            assert not any(np.all(s.kp == 0) for s in after), [s.t - active_at for s in after if np.all(s.kp == 0)]
     finally:
         codes = graph.stop()
         probe.close()
