@@ -110,7 +110,8 @@ def q_at(t_ms: float, n: int, offset: float) -> np.ndarray:
 def write_bag(path: Path, duration_ms: int = 1000, images: bool = True, commands: bool = True,
               raw: bool = False, presses: dict[int, tuple[int, ...]] | None = None, wrists: bool = False) -> list[str]:
     """A graph's bag: joint_states at 200 Hz, joint_command at 50 Hz, the left eye at 25 Hz; ``presses`` (ms → the
-    Joy buttons held from then, a Joy message every 20 ms) and the operator's wrists at 50 Hz (x = t in s)."""
+    Joy buttons held from then, a Joy message every 20 ms) and the operator's wrists and head at 50 Hz (x = t in s;
+    the head turned 90° about z, 1.5 m up)."""
     names = list(load_robot().joint_names)
     writer = BagWriter(path)
 
@@ -133,6 +134,9 @@ def write_bag(path: Path, duration_ms: int = 1000, images: bool = True, commands
                 pose = Pose(position=Point(x=t / 1000, y=y, z=1.0), orientation=Quaternion(x=0.0, y=0.0, z=0.0,
                                                                                            w=1.0))
                 put(f"/xr/{side}_wrist", PoseStamped(header=header(t), pose=pose), t)
+            head = Pose(position=Point(x=t / 1000, y=0.0, z=1.5), orientation=Quaternion(x=0.0, y=0.0, z=0.5**0.5,
+                                                                                      w=0.5**0.5))
+            put("/xr/head", PoseStamped(header=header(t), pose=head), t)
         put("/joint_states", JointState(header=header(t), name=names, position=q, velocity=q + 1.0,
                                         effort=np.zeros(29)), t)
         if commands and t % 20 == 0:
@@ -310,16 +314,21 @@ def test_episodes_marked_with_the_buttons_and_the_operators_wrists(tmp_path: Pat
     assert [s.tolist() for s in stamps] == [list(range(100, 400, 20)), list(range(700, 800, 20)),
                                             list(range(900, 1001, 20))]
     np.testing.assert_allclose(np.stack(frames["observation.operator.right_wrist"])[0], [0.1, -0.2, 1.0, 1, 0, 0, 0])
+    np.testing.assert_allclose(np.stack(frames["observation.operator.head"])[[0, -1]],
+                               [[0.1, 0, 1.5, 0.5**0.5, 0, 0, 0.5**0.5], [0.38, 0, 1.5, 0.5**0.5, 0, 0, 0.5**0.5]],
+                               atol=1e-6)  # (float32)
     np.testing.assert_allclose(np.stack(frames["action"]), np.stack([q_at(t, 29, 0.5) for t in range(100, 400, 20)]),
                                atol=1e-6)
     info = json.loads((tmp_path / "ds/meta/info.json").read_text())
-    assert info["features"]["observation.operator.left_wrist"]["names"] == ["x", "y", "z", "qw", "qx", "qy", "qz"]
+    for pose in ("left_wrist", "right_wrist", "head"):
+        feature = info["features"][f"observation.operator.{pose}"]
+        assert feature == {"dtype": "float32", "shape": [7], "names": ["x", "y", "z", "qw", "qx", "qy", "qz"]}
     assert info["total_episodes"] == 3
     whole = export_dataset([tmp_path / "bag"], tmp_path / "whole", DatasetConfig(episode_buttons=None,
                                                                                      operator=False))
     assert whole.episodes == 1 and whole.frames == 51
-    assert "observation.operator.left_wrist" not in json.loads((tmp_path / "whole/meta/info.json").read_text())[
-        "features"]
+    assert not [k for k in json.loads((tmp_path / "whole/meta/info.json").read_text())["features"]
+                if k.startswith("observation.operator.")]
 
 
 def test_episode_marks_count_rising_edges_and_discard_the_last_one() -> None:

@@ -347,8 +347,8 @@ def build_parser() -> argparse.ArgumentParser:
                                          "marked with the joy buttons (X start/end, Y discard; none: the whole bag) "
                                          "into a new LeRobot dataset (v3.0): observation.state (29 measured "
                                          "positions), observation.velocity, action (the 29 joint_command "
-                                         "positions), the operator's wrists and the eyes' images as AV1 video when "
-                                         "recorded.")
+                                         "positions), the operator's wrists and head and the eyes' images as AV1 video "
+                                         "when recorded.")
     add_dataset_arguments(dataset)
     dataset.set_defaults(func=_cmd_dataset)
 

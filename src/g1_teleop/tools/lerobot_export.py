@@ -5,9 +5,10 @@ one, Y discards).
 Each frame, on a fixed grid of ``fps`` frames per second of the graph's clock (message stamps; 50 Hz is the
 command rate), holds the latest joint_states and joint_command stamped at or before it (tools/lerobot_frames.py):
 ``observation.state`` the 29 measured joint positions (rad, DDS motor order), ``observation.velocity`` their
-velocities (rad/s), ``action`` the 29 joint_command positions (rad); when the bag has the operator's wrists
-(xr/left_wrist, xr/right_wrist), ``observation.operator.left_wrist``/``right_wrist``: x, y, z (m) and the
-orientation w, x, y, z in the operator's frame (xr_input's frame_id), what the operator did; and, when the bag has
+velocities (rad/s), ``action`` the 29 joint_command positions (rad); for each of the operator's poses the bag has
+(xr/left_wrist, xr/right_wrist: the wrist targets in the pelvis frame; xr/head: the headset in its world, robot
+basis), ``observation.operator.left_wrist``/``right_wrist``/``head``: x, y, z (m) and the orientation w, x, y, z in
+xr_input's frame, what the operator did; and, when the bag has
 the eyes' images (``eyes:=true``), ``observation.images.left_eye``/``right_eye`` as AV1 video (PyAV's libsvtav1,
 yuv420p, as LeRobot records). The folder::
 
@@ -34,6 +35,7 @@ import numpy as np
 from g1_teleop.core.realtime_priority import scheduling_kept
 from g1_teleop.tools.episode_marks import EpisodeButtons, EpisodeMarks, parse_episode_buttons
 from g1_teleop.tools.lerobot_frames import (
+    POSE_NAMES,
     FrameError,
     Stream,
     build_features,
@@ -55,8 +57,8 @@ CAMERA_TOPICS = {  # camera name → (compressed topic, raw topic): the eyes nod
     "right_eye": ("camera/right/image_raw/compressed", "camera/right/image_raw"),
 }
 DEFAULT_TASK = "teleoperate the Unitree G1"
-OPERATOR_WRISTS = {"observation.operator.left_wrist": "xr/left_wrist",
-                   "observation.operator.right_wrist": "xr/right_wrist"}
+OPERATOR_POSES = {"observation.operator.left_wrist": "xr/left_wrist",
+                  "observation.operator.right_wrist": "xr/right_wrist", "observation.operator.head": "xr/head"}
 
 
 class DatasetError(ValueError):
@@ -77,7 +79,7 @@ class DatasetConfig:
     preset: int = 12  # SVT-AV1 speed preset (LeRobot's default)
     robot_type: str = "unitree_g1_29dof"
     joint_names: tuple[str, ...] = field(default_factory=tuple)  # default: config/g1_29dof.yaml's order
-    operator: bool = True  # observation.operator.* from the operator's wrists when the bag has them
+    operator: bool = True  # observation.operator.* from the operator's poses the bag has
     episode_buttons: EpisodeButtons | None = field(default_factory=EpisodeButtons)  # None: one episode per bag
 
 
@@ -116,7 +118,7 @@ def episodes_from_bag(path: Path, cfg: DatasetConfig, joint_names: tuple[str, ..
     bag_path = resolve_bag(path)
     compressed_topics = [compressed for compressed, _ in CAMERA_TOPICS.values()] if cfg.images else []
     try:
-        bag = read_bag(bag_path, ["joint_states", "joint_command", "joy", *OPERATOR_WRISTS.values(),
+        bag = read_bag(bag_path, ["joint_states", "joint_command", "joy", *OPERATOR_POSES.values(),
                                   *compressed_topics])
         raw_topics = [raw for compressed, raw in CAMERA_TOPICS.values()
                       if cfg.images and not bag.get(compressed) and any(t.endswith(raw) for t in bag.topics)]
@@ -140,8 +142,8 @@ def episodes_from_bag(path: Path, cfg: DatasetConfig, joint_names: tuple[str, ..
             raise DatasetError(f"{bag_path}: no {topic} messages of the {len(joint_names)} joints: a bag of the "
                                "graph has them (`g1-teleop record` or a run's bag/)")
         streams[topic] = first_per_stamp(topic, stamps, rows)
-    if cfg.operator and all(bag.get(topic) for topic in OPERATOR_WRISTS.values()):
-        for topic in OPERATOR_WRISTS.values():
+    for topic in OPERATOR_POSES.values() if cfg.operator else ():
+        if bag.get(topic):
             poses = [(stamp_of(m.msg), m.msg.pose) for m in bag.get(topic)]
             streams[topic] = first_per_stamp(topic, [s for s, _ in poses], [np.array(
                 [p.position.x, p.position.y, p.position.z, p.orientation.w, p.orientation.x, p.orientation.y,
@@ -165,7 +167,7 @@ def episodes_from_bag(path: Path, cfg: DatasetConfig, joint_names: tuple[str, ..
     if cfg.velocities:
         vectors["observation.velocity"] = state[:, n:]
     vectors["action"] = np.asarray(streams["joint_command"].values)[held["joint_command"]][:, :n]
-    for feature, topic in OPERATOR_WRISTS.items():
+    for feature, topic in OPERATOR_POSES.items():
         if topic in streams:
             vectors[feature] = np.asarray(streams[topic].values)[held[topic]]
     ages = {name: float(sample_ages_s(s, grid, held[name]).max()) for name, s in {**streams, **images}.items()}
@@ -349,7 +351,7 @@ def _write_meta(root: Path, cfg: DatasetConfig, joint_names: tuple[str, ...], ro
             "video_files_size_in_mb": 200, "fps": cfg.fps, "splits": {"train": f"0:{len(rows)}"},
             "data_path": DATA_PATH, "video_path": VIDEO_PATH if cameras else None,
             "features": build_features(joint_names, cfg.velocities, dict(sorted(cameras.items())),
-                                       operator=[key for key in OPERATOR_WRISTS if key in columns])}
+                                       operator={key: POSE_NAMES for key in OPERATOR_POSES if key in columns})}
     (root / "meta/info.json").write_text(json.dumps(info, indent=4) + "\n")
     (root / "meta/stats.json").write_text(json.dumps(stats, indent=4) + "\n")
 
@@ -428,7 +430,8 @@ def add_arguments(parser: argparse.ArgumentParser, with_sources: bool = True) ->
     parser.add_argument("--vcodec", default="libsvtav1", help="PyAV video encoder (default libsvtav1: AV1, as "
                         "LeRobot); e.g. libx264")
     parser.add_argument("--no-operator", dest="operator", action="store_false",
-                        help="leave out observation.operator.* (the operator's wrists) even when the bag has them")
+                        help="leave out observation.operator.* (the operator's wrists and head) even when the bag has "
+                             "them")
     parser.add_argument("--episode-buttons", default="2,3", metavar="TOGGLE,DISCARD",
                         help="Joy buttons that marked the episodes during the recording: TOGGLE starts and ends one, "
                              "DISCARD drops the open or the last one (default 2,3: X and Y); a bag without a start "
