@@ -19,6 +19,7 @@ import asyncio
 import math
 import ssl
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -191,6 +192,17 @@ class HeadsetPage:
         """The next event the server sends and when it arrived (wall clock, ns), taken before decoding."""
         data = await asyncio.wait_for(self.socket.recv(), timeout_s)
         return msgpack.unpackb(data, raw=False), time.time_ns()
+
+    async def while_watching(self, sending: Awaitable[None], watch: Callable[[HeadsetPage], Awaitable[None]],
+                             linger_s: float = 0.0) -> None:
+        """Await ``sending`` while ``watch(self)`` reads what the server sends, then ``linger_s`` more (s) for what
+        is still on its way; the watcher's error, if it stopped on one, is raised."""
+        watching = asyncio.ensure_future(watch(self))
+        await sending
+        await asyncio.sleep(linger_s)
+        if watching.done():
+            watching.result()
+        watching.cancel()
 
 
 @dataclass(frozen=True)

@@ -70,8 +70,10 @@ class SimJobConfig:
 
 def run_sim_job(cfg: SimJobConfig, log: Callable[[str], None] = print) -> tuple[Path, dict]:
     import rclpy
+    from rclpy.signals import SignalHandlerOptions
 
     from g1_teleop.ros.executor import make_executor
+    from g1_teleop.ros.node_main import StopOnSignal
     from g1_teleop.tools.bag_recorder import BagRecorder
     from g1_teleop.tools.run_recorder import Recorder
 
@@ -110,7 +112,8 @@ def run_sim_job(cfg: SimJobConfig, log: Callable[[str], None] = print) -> tuple[
             log(line)
 
     graph = GraphProcesses(nodes, env=env, output=node_output)
-    rclpy.init()
+    StopOnSignal()  # SIGINT and SIGTERM interrupt the run, which still writes its figures (rclpy's own handler
+    rclpy.init(signal_handler_options=SignalHandlerOptions.NO)  # would shut the context: a traceback at SIGTERM)
     recorder = Recorder(robot.joint_names, node_name="sim_job_recorder", wrists=not cfg.body_stream)
     bag_dir = run_dir / "bag"
     if bag_dir.exists():

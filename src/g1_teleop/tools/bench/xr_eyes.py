@@ -222,11 +222,7 @@ def page(port: int, ca_file: str, seconds: float) -> None:
         nonlocal start_ns
         async with HeadsetPage(f"wss://127.0.0.1:{port}/", page_ssl_context(ca_file)) as headset:
             start_ns = time.time_ns()
-            watching = asyncio.ensure_future(watch(headset))
-            await stream(headset, time.monotonic() + seconds)
-            if watching.done():
-                watching.result()  # its error
-            watching.cancel()
+            await headset.while_watching(stream(headset, time.monotonic() + seconds), watch)
 
     asyncio.run(run())
     print(json.dumps({"start_ns": start_ns, "frames": frames}))

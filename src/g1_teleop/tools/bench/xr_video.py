@@ -166,12 +166,7 @@ def page(port: int, ca_file: str) -> None:
     async def run() -> None:
         async with HeadsetPage(f"wss://127.0.0.1:{port}/", page_ssl_context(ca_file)) as headset:
             await headset.receive()  # the Hands element
-            watching = asyncio.ensure_future(watch(headset))
-            await stream(headset)
-            await asyncio.sleep(0.5)  # the last events arrive before the WebSocket closes
-            if watching.done():
-                watching.result()  # its error
-            watching.cancel()
+            await headset.while_watching(stream(headset), watch, linger_s=0.5)  # (the last events, before it closes)
 
     asyncio.run(run())
     print(json.dumps({"sent": sent, "frames": frames}))
