@@ -29,7 +29,6 @@ from sensor_msgs.msg import JointState, Joy
 from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
-from g1_teleop.core.decimator import Decimator
 from g1_teleop.core.joint_vector import JointIndex, MalformedJointMessage
 from g1_teleop.core.mujoco_model import build_mujoco_model
 from g1_teleop.core.pinocchio_model import build_pinocchio_model
@@ -42,6 +41,7 @@ from g1_teleop.retarget.gamepad_ik import GamepadArmTeleop
 from g1_teleop.retarget.head_waist import HeadWaist
 from g1_teleop.retarget.retarget_settings import RetargetSettings
 from g1_teleop.retarget.self_collision import ArmCollisionModel
+from g1_teleop.retarget.state_answers import StateAnswers
 from g1_teleop.retarget.wrist_targets import ClutchLog, WristTargets
 from g1_teleop.ros.diagnostics import Diagnostics, WarnOnce
 from g1_teleop.ros.messages import joint_state_msg, stamp_ns, to_stamp, transform_from_pose_msg
@@ -65,7 +65,7 @@ class Retarget(Node):
         self.last_output: JointState | None = None
         self.waiting_since: float | None = None
         self.pair_stamp: int | None = None  # the stamp of the last complete wrist pair the clutch took (ns)
-        self.state_solve_due = Decimator(cfg.state_solve_rate_hz)
+        self.state_answers = StateAnswers(cfg.state_solve_rate_hz)  # real time, on time.monotonic()
         self.solves = self.failures = 0
         self.operator = cfg.mode == "pose" and cfg.clutch_mode() == "operator"
         home = WristPair(*self.ik.end_effector_poses(robot.default_q))
@@ -119,6 +119,7 @@ class Retarget(Node):
         if left == right and self.targets.put_sample(WristPair(self.inputs.value("left"), self.inputs.value("right")),
                                                      left / 1e9):
             self.pair_stamp = left
+            self.state_answers.sample(time.monotonic())
             self.try_solve()
 
     def on_head(self, msg: PoseStamped) -> None:
@@ -169,7 +170,7 @@ class Retarget(Node):
         if stamp != self.inputs.stamp("joints"):
             self.waiting_since = time.monotonic()
         self.inputs.put("joints", stamp, vec.position)
-        if not self.cfg.lockstep and not self.state_solve_due(time.monotonic()):
+        if not self.cfg.lockstep and not self.state_answers.due(time.monotonic()):
             return  # the warm start is refreshed; the next wrist pair is answered at once
         if self.operator:
             self.solve()  # every joint state: the clutch holds, homes or follows whatever the headset sends

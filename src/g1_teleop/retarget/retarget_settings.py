@@ -35,9 +35,10 @@ class RetargetSettings:
     lockstep: bool = setting(True, "one answer per control period, once the period's joint state and wrist poses "
                              "are in (clutch operator: at once with the joint state); false: an answer per wrist "
                              "pair, and per joint state up to state_solve_rate_hz")
-    state_solve_rate_hz: float = setting(50.0, "real time, pose mode: most answers a second to joint states alone "
-                                         "(they refresh the warm start and the clutch's hold and home); each wrist "
-                                         "pair is answered at once (Hz)", positive=True)
+    state_solve_rate_hz: float = setting(50.0, "real time, pose mode: most answers a second to joint states alone, "
+                                         "none within a period of another answer (they refresh the warm start and "
+                                         "the clutch's hold and home when the wrists stop); each wrist pair is "
+                                         "answered at once (Hz)", positive=True)
     sync_timeout_s: float = setting(1.0, "lockstep: wall time to wait for a period's wrist poses before solving "
                                     "with the latest ones (s)", positive=True)
     position_weight: float = setting_of(ArmIKConfig, "position_weight")
