@@ -36,7 +36,7 @@ class RetargetSettings:
                              "are in (clutch operator: at once with the joint state); false: an answer per wrist "
                              "pair, and per joint state up to state_solve_rate_hz")
     state_solve_rate_hz: float = setting(50.0, "real time, pose mode: most answers a second to joint states alone, "
-                                         "none within a period of another answer (they refresh the warm start and "
+                                         "none within 1.5 periods of a wrist pair (they refresh the warm start and "
                                          "the clutch's hold and home when the wrists stop); each wrist pair is "
                                          "answered at once (Hz)", positive=True)
     sync_timeout_s: float = setting(1.0, "lockstep: wall time to wait for a period's wrist poses before solving "

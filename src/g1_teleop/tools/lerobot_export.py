@@ -8,9 +8,8 @@ command rate), holds the latest joint_states and joint_command stamped at or bef
 velocities (rad/s), ``action`` the 29 joint_command positions (rad); for each of the operator's poses the bag has
 (xr/left_wrist, xr/right_wrist: the wrist targets in the pelvis frame; xr/head: the headset in its world, robot
 basis), ``observation.operator.left_wrist``/``right_wrist``/``head``: x, y, z (m) and the orientation w, x, y, z in
-xr_input's frame, what the operator did; and, when the bag has
-the eyes' images (``eyes:=true``), ``observation.images.left_eye``/``right_eye`` as AV1 video (PyAV's libsvtav1,
-yuv420p, as LeRobot records). The folder::
+xr_input's frame, what the operator did; and, when the bag has the eyes' images (``eyes:=true``),
+``observation.images.left_eye``/``right_eye`` as AV1 video (PyAV's libsvtav1, yuv420p, as LeRobot records). The folder::
 
     meta/info.json  meta/stats.json  meta/tasks.parquet  meta/episodes/chunk-000/file-000.parquet
     data/chunk-000/file-NNN.parquet  videos/observation.images.<camera>/chunk-000/file-NNN.mp4
@@ -35,7 +34,6 @@ import numpy as np
 from g1_teleop.core.realtime_priority import scheduling_kept
 from g1_teleop.tools.episode_marks import EpisodeButtons, EpisodeMarks, parse_episode_buttons
 from g1_teleop.tools.lerobot_frames import (
-    POSE_NAMES,
     FrameError,
     Stream,
     build_features,
@@ -351,7 +349,7 @@ def _write_meta(root: Path, cfg: DatasetConfig, joint_names: tuple[str, ...], ro
             "video_files_size_in_mb": 200, "fps": cfg.fps, "splits": {"train": f"0:{len(rows)}"},
             "data_path": DATA_PATH, "video_path": VIDEO_PATH if cameras else None,
             "features": build_features(joint_names, cfg.velocities, dict(sorted(cameras.items())),
-                                       operator={key: POSE_NAMES for key in OPERATOR_POSES if key in columns})}
+                                       operator=[key for key in OPERATOR_POSES if key in columns])}
     (root / "meta/info.json").write_text(json.dumps(info, indent=4) + "\n")
     (root / "meta/stats.json").write_text(json.dumps(stats, indent=4) + "\n")
 

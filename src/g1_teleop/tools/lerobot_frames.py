@@ -96,17 +96,17 @@ POSE_NAMES = ("x", "y", "z", "qw", "qx", "qy", "qz")  # a pose: position (m), or
 
 
 def build_features(joint_names: Sequence[str], velocities: bool, cameras: dict[str, tuple[int, int, dict]],
-                   operator: dict[str, Sequence[str]] | None = None) -> dict:
+                   operator: Sequence[str] = ()) -> dict:
     """``meta/info.json``'s features: observation.state (measured positions, rad), observation.velocity (measured
-    velocities, rad/s; with ``velocities``), action (joint_command positions, rad), the ``operator`` features
-    (observation.operator.*: key → the names of its values, e.g. POSE_NAMES), one observation.images.<name> per
-    camera (name → (height, width, video info)) and the bookkeeping columns."""
+    velocities, rad/s; with ``velocities``), action (joint_command positions, rad), the ``operator`` pose features
+    (observation.operator.*: x, y, z m, qw, qx, qy, qz), one observation.images.<name> per camera (name → (height,
+    width, video info)) and the bookkeeping columns."""
     features: dict[str, dict] = {"observation.state": vector_feature([f"{n}.pos" for n in joint_names])}
     if velocities:
         features["observation.velocity"] = vector_feature([f"{n}.vel" for n in joint_names])
     features["action"] = vector_feature([f"{n}.pos" for n in joint_names])
-    for key, names in (operator or {}).items():
-        features[key] = vector_feature(names)
+    for key in operator:
+        features[key] = vector_feature(POSE_NAMES)
     for name, (height, width, info) in cameras.items():
         features[f"observation.images.{name}"] = video_feature(height, width, info)
     features.update({k: dict(v) for k, v in INDEX_FEATURES.items()})

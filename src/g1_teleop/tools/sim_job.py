@@ -112,8 +112,10 @@ def run_sim_job(cfg: SimJobConfig, log: Callable[[str], None] = print) -> tuple[
             log(line)
 
     graph = GraphProcesses(nodes, env=env, output=node_output)
-    StopOnSignal()  # SIGINT and SIGTERM interrupt the run, which still writes its figures (rclpy's own handler
-    rclpy.init(signal_handler_options=SignalHandlerOptions.NO)  # would shut the context: a traceback at SIGTERM)
+    # SIGINT and SIGTERM interrupt the run, which still writes its figures (rclpy's own handler would shut the
+    # context down under the spin loop: an ExternalShutdownException traceback at SIGTERM)
+    StopOnSignal()
+    rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
     recorder = Recorder(robot.joint_names, node_name="sim_job_recorder", wrists=not cfg.body_stream)
     bag_dir = run_dir / "bag"
     if bag_dir.exists():
