@@ -36,7 +36,7 @@ from support.ports import free_port
 pytestmark = pytest.mark.integration
 
 STARTUP_S = 90.0
-IMAGES = 15  # left images heard before the checks
+IMAGES = 15  # frames of each checked topic stamped while joint_states were heard, before the checks
 # Frames per wall second this process receives of each topic. Measured (g1-teleop bench eyes) on the 2 cores shared
 # with other test runs (load average 14–34): 1.6–4.1 published in lockstep with each eye's JPEG subscribed, 2.9–5.7
 # with the stereo JPEG alone; the eyes (nice 10) got 0.06–0.19 of a core at 35–41 ms of CPU per frame, so an idle
@@ -91,9 +91,19 @@ def test_the_sim_graph_sees_through_the_robots_eyes(ros_domain) -> None:
         "camera/left/camera_info": (CameraInfo, QOS_IMAGE), "camera/right/camera_info": (CameraInfo, QOS_IMAGE),
         "joint_states": (JointState, QOS_OBSERVER), "/tf_static": (TFMessage, QOS_TF_STATIC_LISTENER)})
     heard = listener.heard
+    checked = ("camera/left/image_raw", "camera/right/image_raw/compressed", "camera/stereo/image_raw/compressed",
+               "camera/left/camera_info")
+
+    def stamped_while_states(topic: str) -> list[int]:
+        """The topic's stamps within those of the joint_states heard: each subscription matches its publisher on
+        its own (joint_states was heard from 1.4 simulated s on once, the eyes from 0)."""
+        states = [stamp_ns(m.header.stamp) for _, m in list(heard["joint_states"])]
+        stamps = [stamp_ns(m.header.stamp) for _, m in list(heard[topic])]
+        return [s for s in stamps if states and min(states) <= s <= max(states)]
+
     graph.start()
     try:
-        assert wait_for(lambda: len(heard["camera/left/image_raw"]) >= IMAGES, STARTUP_S), (
+        assert wait_for(lambda: all(len(stamped_while_states(t)) >= IMAGES for t in checked), STARTUP_S), (
             f"heard {({k: len(v) for k, v in heard.items()})}\n" + "\n".join(lines[-40:]))
         time.sleep(0.5)
         assert "eyes" in graph.alive(), "\n".join(lines[-40:])
@@ -103,12 +113,11 @@ def test_the_sim_graph_sees_through_the_robots_eyes(ros_domain) -> None:
 
     states = {stamp_ns(m.header.stamp) for _, m in heard["joint_states"]}
     lefts = heard["camera/left/image_raw"]
-    for topic in ("camera/left/image_raw", "camera/right/image_raw/compressed", "camera/stereo/image_raw/compressed",
-                  "camera/left/camera_info"):
+    for topic in checked:
         stamps = [stamp_ns(m.header.stamp) for _, m in heard[topic]]
-        # (each subscription matches its publisher on its own: compare over the time both were heard)
-        overlap = {s for s in stamps if min(states) <= s <= max(states)}
-        assert len(overlap) >= len(stamps) - 2, f"{topic}: {len(stamps)} frames, only {len(overlap)} while states came"
+        overlap = set(stamped_while_states(topic))
+        after = [s for s in stamps if s > max(states)]
+        assert len(after) <= 2, f"{topic}: {len(after)} frames stamped after the last joint_states heard"
         assert overlap <= states, f"{topic}: stamps that no joint_states carried: {sorted(overlap - states)[:5]}"
         slots = np.floor(np.array(stamps) * 30 / 1e9)  # rate_hz 30 of simulated time: one frame per slot at most
         assert (np.diff(slots) > 0).all(), f"{topic}: more than 30 frames per simulated second"

@@ -31,7 +31,7 @@ from g1_teleop.tools.cli_node import CliNode, cli_node
 from g1_teleop.tools.key_bindings import HELP, MAX_SPEED, MIN_SPEED, KeyCommand, Request, apply_key, split_keys
 from g1_teleop.tools.service_call import TriggerClients
 
-ZERO_REPEATS = 3  # zero velocity messages sent on quitting, 20 ms apart (best effort: one may be lost)
+ZERO_REPEATS = 5  # zero velocity messages sent on quitting, 20 ms apart (best effort: one may be lost)
 
 
 def twist(velocity: tuple[float, float, float]) -> Twist:
@@ -52,10 +52,14 @@ class KeyboardTeleop:
         self.pub = session.node.create_publisher(Twist, "cmd_vel", QOS_SENSOR)
         session.node.create_subscription(String, "teleop/mode", lambda msg: setattr(self, "mode", msg.data),
                                          QOS_LATCHED)
-        session.node.create_timer(1.0 / rate_hz, self.publish)
+        # The timer publishes from the spinner thread, keys from the main one: one at a time, so that no timer
+        # tick that read the old command publishes it after the zeros of quitting.
+        self._publishing = threading.Lock()
+        self._timer = session.node.create_timer(1.0 / rate_hz, self.publish)
 
     def publish(self) -> None:
-        self.pub.publish(twist(self.command.velocity))
+        with self._publishing:
+            self.pub.publish(twist(self.command.velocity))
 
     def press(self, key: str) -> bool:
         """Apply one key; False when it asks to quit."""
@@ -68,7 +72,11 @@ class KeyboardTeleop:
         return True
 
     def send_zero(self) -> None:
-        self.command = KeyCommand(linear_speed=self.command.linear_speed, angular_speed=self.command.angular_speed)
+        """Stop the timer and publish zero velocity ZERO_REPEATS times: the last cmd_vel sent is zero."""
+        with self._publishing:
+            self._timer.cancel()
+            self.command = KeyCommand(linear_speed=self.command.linear_speed,
+                                      angular_speed=self.command.angular_speed)
         for _ in range(ZERO_REPEATS):
             self.publish()
             time.sleep(0.02)
