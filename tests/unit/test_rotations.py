@@ -5,11 +5,16 @@ import math
 import numpy as np
 import pinocchio as pin
 import pytest
-from scipy.spatial.transform import Slerp
+from scipy.spatial.transform import Rotation, Slerp
 
 from g1_teleop.core import rotations as rot
 
 RNG = np.random.default_rng(7)
+
+
+def scipy_rotation(q_wxyz) -> Rotation:
+    """The reference: scipy's Rotation of (w, x, y, z) quaternions."""
+    return Rotation.from_quat(np.asarray(q_wxyz, dtype=float), scalar_first=True)
 
 
 def _random_wxyz(n: int) -> np.ndarray:
@@ -36,9 +41,9 @@ def test_the_order_is_w_first_as_pinocchio_and_scipy_build_it() -> None:
     qs = _random_wxyz(200)
     for q in qs[:20]:
         np.testing.assert_allclose(rot.matrix_from_wxyz(q), pin.Quaternion(*q).matrix(), atol=1e-12)
-        np.testing.assert_allclose(rot.matrix_from_wxyz(3.0 * q), rot.rotation(q).as_matrix(), atol=1e-12)
-    np.testing.assert_allclose(rot.matrix_from_wxyz(qs), rot.rotation(qs).as_matrix(), atol=1e-12)
-    np.testing.assert_allclose(rot.gravity_in_body(qs), rot.rotation(qs).inv().apply([0.0, 0.0, -1.0]), atol=1e-12)
+        np.testing.assert_allclose(rot.matrix_from_wxyz(3.0 * q), scipy_rotation(q).as_matrix(), atol=1e-12)
+    np.testing.assert_allclose(rot.matrix_from_wxyz(qs), scipy_rotation(qs).as_matrix(), atol=1e-12)
+    np.testing.assert_allclose(rot.gravity_in_body(qs), scipy_rotation(qs).inv().apply([0.0, 0.0, -1.0]), atol=1e-12)
 
 
 def test_rpy_is_z_y_x_about_fixed_axes_and_round_trips() -> None:
@@ -47,6 +52,18 @@ def test_rpy_is_z_y_x_about_fixed_axes_and_round_trips() -> None:
         np.testing.assert_allclose(rot.matrix_from_wxyz(q), _Rz(yaw) @ _Ry(pitch) @ _Rx(roll), atol=1e-12)
         np.testing.assert_allclose(rot.rpy_from_wxyz(q), [roll, pitch, yaw], atol=1e-12)
         assert rot.yaw_from_wxyz(q) == pytest.approx(yaw)
+    for q in _random_wxyz(50):  # every orientation, against scipy's extrinsic x-y-z angles (same ranges)
+        np.testing.assert_allclose(rot.rpy_from_wxyz(2.0 * q), scipy_rotation(q).as_euler("xyz"), atol=1e-9)
+        np.testing.assert_allclose(rot.wxyz_from_rpy(*scipy_rotation(q).as_euler("xyz")),
+                                   scipy_rotation(q).as_quat(canonical=True, scalar_first=True), atol=1e-12)
+
+
+def test_rotation_vectors_agree_with_scipy() -> None:
+    for q in _random_wxyz(50):
+        R = scipy_rotation(q).as_matrix()
+        np.testing.assert_allclose(rot.rotvec_from_matrix(R), scipy_rotation(q).as_rotvec(), atol=1e-9)
+        np.testing.assert_allclose(rot.matrix_from_rotvec(scipy_rotation(q).as_rotvec()), R, atol=1e-12)
+    np.testing.assert_allclose(rot.rotvec_from_matrix(np.eye(3)), np.zeros(3), atol=1e-15)
 
 
 def test_ros_order_round_trip() -> None:
@@ -75,13 +92,14 @@ def test_slerp_takes_the_shorter_arc() -> None:
 
 def test_matrix_to_quaternion_and_slerp_agree_with_scipy() -> None:
     qs = _random_wxyz(50)
-    R = rot.rotation(qs).as_matrix()
-    expected = rot.rotation(qs).as_quat(canonical=True, scalar_first=True)
+    R = scipy_rotation(qs).as_matrix()
+    expected = scipy_rotation(qs).as_quat(canonical=True, scalar_first=True)
     np.testing.assert_allclose(rot.wxyz_from_matrix(R), expected, atol=1e-12)
     np.testing.assert_allclose(rot.wxyz_from_matrix(R[3]), expected[3], atol=1e-12)
     assert rot.wxyz_from_matrix(R.reshape(5, 10, 3, 3)).shape == (5, 10, 4)
     for q0, q1, s in zip(qs[:25], qs[25:], RNG.uniform(0.0, 1.0, 25), strict=True):
-        scipy_slerp = Slerp([0.0, 1.0], rot.rotation(np.stack([q0, q1])))(s).as_quat(canonical=True, scalar_first=True)
+        scipy_slerp = Slerp([0.0, 1.0], scipy_rotation(np.stack([q0, q1])))(s)
+        scipy_slerp = scipy_slerp.as_quat(canonical=True, scalar_first=True)
         np.testing.assert_allclose(rot.slerp_wxyz(q0, q1, s), scipy_slerp, atol=1e-9)
 
 
@@ -94,6 +112,9 @@ def test_transform_round_trip() -> None:
     assert q2[0] >= 0.0
 
 
-def test_a_zero_quaternion_is_refused() -> None:
-    with pytest.raises(ValueError):
-        rot.rotation([0.0, 0.0, 0.0, 0.0])
+def test_a_zero_or_non_finite_quaternion_is_refused() -> None:
+    for q in ([0.0, 0.0, 0.0, 0.0], [math.nan, 0.0, 0.0, 1.0], [math.inf, 0.0, 0.0, 0.0]):
+        with pytest.raises(ValueError):
+            rot.rpy_from_wxyz(q)
+        with pytest.raises(ValueError):
+            rot.matrix_from_wxyz(np.array([q, [1.0, 0.0, 0.0, 0.0]]))

@@ -1,5 +1,10 @@
-"""Rotations and poses: the package's one quaternion order and its conversions, on scipy's Rotation (and on MuJoCo's
-and Eigen's quaternion functions where a control period needs speed). ROS-free.
+"""Rotations and poses: the package's one quaternion order and its conversions, on Pinocchio's (Eigen's) and MuJoCo's
+rotation functions. ROS-free.
+
+Not scipy's Rotation: importing ``scipy.spatial.transform`` costs each node process ~0.45 s at start (it imports all
+of scipy.spatial), and a call ~100× more than Pinocchio's (roll-pitch-yaw of a matrix: 230 µs against 0.8 µs,
+measured here under load), in the policy's 50 Hz tick among others. tests/unit/test_rotations.py checks every
+function against scipy's.
 
 Quaternions are (w, x, y, z) everywhere in g1_teleop, as MuJoCo (``qpos``, ``sensordata``), Pinocchio's
 ``Quaternion(w, x, y, z)`` and Unitree's LowState ``imu_state.quaternion`` order them. ROS messages
@@ -16,20 +21,8 @@ from collections.abc import Sequence
 import mujoco
 import numpy as np
 import pinocchio as pin
-from scipy.spatial.transform import Rotation
 
 IDENTITY_WXYZ = np.array([1.0, 0.0, 0.0, 0.0])
-
-
-def rotation(q_wxyz: Sequence[float] | np.ndarray) -> Rotation:
-    """scipy Rotation of a (w, x, y, z) quaternion (normalised; ValueError on a zero norm)."""
-    return Rotation.from_quat(np.asarray(q_wxyz, dtype=float), scalar_first=True)
-
-
-def wxyz(r: Rotation) -> np.ndarray:
-    """(w, x, y, z) of a scipy Rotation, w ≥ 0."""
-    q = r.as_quat(canonical=True, scalar_first=True)
-    return np.asarray(q, dtype=float)
 
 
 def xyzw_from_wxyz(q_wxyz: Sequence[float] | np.ndarray) -> np.ndarray:
@@ -47,10 +40,10 @@ def wxyz_from_xyzw(q_xyzw: Sequence[float] | np.ndarray) -> np.ndarray:
 def matrix_from_wxyz(q_wxyz: Sequence[float] | np.ndarray) -> np.ndarray:
     """3×3 rotation matrix of a (w, x, y, z) quaternion (normalised; (..., 4) gives (..., 3, 3)).
 
-    Written out rather than through scipy's Rotation: this runs in the control loops (the policy's 50 Hz
-    observation, the bridge's 500 Hz tilt check), and building a Rotation costs ~10× more (measured here:
-    165–180 vs 18–40 µs a call on this loaded 2-core machine). tests/unit/test_rotations.py checks
-    it against scipy's and Pinocchio's to 1e-12.
+    Written out: this runs in the control loops (the policy's 50 Hz observation, the bridge's 500 Hz tilt
+    check), and scipy's Rotation costs ~10× more (measured here: 165–180 vs 18–40 µs a call on this loaded
+    2-core machine); it takes (N, 4) batches, which Pinocchio's Quaternion does not. tests/unit/test_rotations.py
+    checks it against scipy's and Pinocchio's to 1e-12.
     """
     q = np.asarray(q_wxyz, dtype=float)
     if q.ndim == 1:  # one quaternion: plain floats are the fastest path
@@ -89,13 +82,15 @@ def wxyz_from_matrix(R: np.ndarray) -> np.ndarray:
 
 
 def wxyz_from_rpy(roll: float, pitch: float, yaw: float) -> np.ndarray:
-    """(w, x, y, z) of R = Rz(yaw)·Ry(pitch)·Rx(roll) (rad): roll, pitch and yaw about the fixed x, y, z axes."""
-    return wxyz(Rotation.from_euler("xyz", [roll, pitch, yaw]))
+    """(w, x, y, z), w ≥ 0, of R = Rz(yaw)·Ry(pitch)·Rx(roll) (rad): roll, pitch and yaw about the fixed x, y, z
+    axes (Pinocchio's ``rpy`` convention)."""
+    return wxyz_from_matrix(pin.rpy.rpyToMatrix(float(roll), float(pitch), float(yaw)))
 
 
 def rpy_from_wxyz(q_wxyz: Sequence[float] | np.ndarray) -> np.ndarray:
-    """(roll, pitch, yaw) in rad with R = Rz(yaw)·Ry(pitch)·Rx(roll), the inverse of :func:`wxyz_from_rpy`."""
-    return rotation(q_wxyz).as_euler("xyz")
+    """(roll, pitch, yaw) in rad with R = Rz(yaw)·Ry(pitch)·Rx(roll), the inverse of :func:`wxyz_from_rpy`: roll
+    and yaw in [−π, π], pitch in [−π/2, π/2] (ValueError on a zero or non-finite quaternion)."""
+    return np.asarray(pin.rpy.matrixToRpy(matrix_from_wxyz(q_wxyz)), dtype=float)
 
 
 def yaw_from_wxyz(q_wxyz: Sequence[float] | np.ndarray) -> float:
@@ -112,6 +107,16 @@ def slerp_wxyz(q0_wxyz: np.ndarray, q1_wxyz: np.ndarray, s: float) -> np.ndarray
     x, y, z, w = q0.slerp(min(max(float(s), 0.0), 1.0), q1).coeffs()
     q = np.array([w, x, y, z])
     return q if w >= 0.0 else -q
+
+
+def rotvec_from_matrix(R: np.ndarray) -> np.ndarray:
+    """Rotation vector θ·axis (rad, θ in [0, π]) of a 3×3 rotation matrix (Pinocchio's log3)."""
+    return np.asarray(pin.log3(np.asarray(R, dtype=float)), dtype=float)
+
+
+def matrix_from_rotvec(rotvec: Sequence[float] | np.ndarray) -> np.ndarray:
+    """3×3 rotation matrix of a rotation vector θ·axis (rad; Pinocchio's exp3)."""
+    return np.asarray(pin.exp3(np.asarray(rotvec, dtype=float)), dtype=float)
 
 
 def gravity_in_body(world_q_body: Sequence[float] | np.ndarray) -> np.ndarray:

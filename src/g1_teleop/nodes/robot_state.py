@@ -144,7 +144,7 @@ class RobotState(Node):
         if self.cfg.links:
             self.publish(list(self.tree.moving(self.q)), msg.header.stamp)
         reached = [self.tree.root_T(self.q, self.ee[side]) for side in SIDES]
-        orientations = wxyz_from_matrix(np.stack([T[:3, :3] for T in reached]))  # one batch: scipy is slow per call
+        orientations = wxyz_from_matrix(np.stack([T[:3, :3] for T in reached]))
         markers = [m for side, T, q in zip(SIDES, reached, orientations, strict=True)
                    for m in wrist_markers(REACHED, side, T[:3, 3], q, msg.header.stamp, self.tree.root)]
         for side, target in self.targets.items():

@@ -53,7 +53,7 @@ class XrSample:
 
     def frame(self) -> XrFrame:
         """The sample as xr_input publishes operator samples (poses as (7,) vectors, the Joy reading). The three
-        orientations in one conversion: a third of the time of three (scipy's per-call cost dominates)."""
+        orientations in one conversion."""
         p = self.poses
         poses = (p.world_T_head, p.pelvis_T_left_wrist, p.pelvis_T_right_wrist)
         q = wxyz_from_matrix(np.stack([T[:3, :3] for T in poses]))

@@ -36,8 +36,8 @@ from dataclasses import dataclass
 from enum import Enum
 
 import numpy as np
-from scipy.spatial.transform import Rotation
 
+from g1_teleop.core.rotations import matrix_from_rotvec, rotvec_from_matrix
 from g1_teleop.core.settings import check_settings, setting
 
 
@@ -210,9 +210,9 @@ class Clutch:
         distance = float(np.linalg.norm(d))
         reach = self.config.home_speed_m_s * dt
         out[:3, 3] = home[:3, 3] if distance <= reach else T[:3, 3] + d * (reach / distance)
-        turn = Rotation.from_matrix(home[:3, :3] @ T[:3, :3].T).as_rotvec()
+        turn = rotvec_from_matrix(home[:3, :3] @ T[:3, :3].T)
         angle = float(np.linalg.norm(turn))
         reach = self.config.home_speed_rad_s * dt
         out[:3, :3] = home[:3, :3] if angle <= reach else (
-            Rotation.from_rotvec(turn * (reach / angle)).as_matrix() @ T[:3, :3])
+            matrix_from_rotvec(turn * (reach / angle)) @ T[:3, :3])
         return out

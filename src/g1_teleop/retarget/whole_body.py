@@ -189,8 +189,8 @@ class WholeBodyRetargeter:
 
 
 def _base_wxyz(reference_wxyz: np.ndarray, omega: np.ndarray) -> np.ndarray:
-    """world_q_pelvis = q_ref ⊗ (1, ω/2)/‖·‖ (``whole_body_problem``), w ≥ 0 (a quaternion product: scipy's
-    matrix conversion costs a fifth of a frame)."""
+    """world_q_pelvis = q_ref ⊗ (1, ω/2)/‖·‖ (``whole_body_problem``), w ≥ 0 (a quaternion product, no matrix
+    conversion)."""
     w0, x0, y0, z0 = reference_wxyz
     w1, (x1, y1, z1) = 1.0, omega / 2.0
     q = np.array([w0 * w1 - x0 * x1 - y0 * y1 - z0 * z1, w0 * x1 + x0 * w1 + y0 * z1 - z0 * y1,

@@ -61,6 +61,7 @@ import numpy as np
 from g1_teleop.core.limits import JointCommand
 from g1_teleop.core.realtime_loop import Pacer
 from g1_teleop.core.realtime_priority import use_fifo_scheduling
+from g1_teleop.core.rotations import rpy_from_wxyz
 from g1_teleop.hardware.lowcmd import NUM_BODY_JOINTS, lowcmd_crc, lowcmd_from_cdr, unpack_lowcmd
 from g1_teleop.hardware.lowstate import lowstate_to_cdr, new_lowstate, pack_lowstate
 from g1_teleop.hardware.robot_dds import (
@@ -252,7 +253,7 @@ class VirtualRobot:
         imu["quaternion"] = s.world_q_pelvis
         imu["gyroscope"] = s.pelvis_w_pelvis
         imu["accelerometer"] = s.pelvis_a_imu
-        imu["rpy"] = rpy_zyx(s.world_q_pelvis)
+        imu["rpy"] = rpy_from_wxyz(s.world_q_pelvis)
         motors["q"] = s.q
         motors["dq"] = s.dq
         motors["ddq"] = sim.data.qacc[sim.joints.dof_adr]
@@ -288,22 +289,6 @@ class EmulatedHands:
     def counts(self) -> dict[str, int]:
         return {f"handcmd_{side}_{name}": value for side, hand in self.hands.items()
                 for name, value in asdict(hand.counts).items()}
-
-
-def rpy_zyx(quat_wxyz: np.ndarray) -> np.ndarray:
-    """(roll, pitch, yaw) in rad of a unit quaternion (w, x, y, z): R = Rz(yaw) Ry(pitch) Rx(roll), the convention
-    of :func:`g1_teleop.core.rotations.rpy_from_wxyz` (equal to 1e-14 rad on 10,000 random quaternions).
-
-    In closed form, because this runs every 2 ms: rotations.rpy_from_wxyz (scipy's as_euler) took 5–14 times as
-    long (42–72 µs a call against 3–15 µs on the shared 2-core test machine) and raised the virtual robot's CPU from
-    20–24 % to 26–31 % of a core (three interleaved runs of 12 s on its gantry), CPU that a starved graph on that
-    machine does not have to spare.
-    """
-    w, x, y, z = (float(v) for v in quat_wxyz)
-    roll = math.atan2(2.0 * (w * x + y * z), 1.0 - 2.0 * (x * x + y * y))
-    pitch = math.asin(max(-1.0, min(1.0, 2.0 * (w * y - z * x))))
-    yaw = math.atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
-    return np.array([roll, pitch, yaw])
 
 
 def run(config: VirtualRobotConfig, log: Callable[[str], None] = print) -> dict[str, Any]:
