@@ -1,6 +1,6 @@
-"""ros.polled_subscription over real DDS, with each executor a node can spin on (ros.node_main.make_executor):
-rclpy's SingleThreadedExecutor never runs a polled subscription, its EventsExecutor (which ignores callback groups)
-runs it to keep the newest; either way the node takes the newest message, with when it was received, and plain
+"""ros.polled_subscription over real DDS, beside each executor a node can spin on (ros.node_main.make_executor):
+the node takes the newest message, with when it was received, however long the executor spun; the polled
+subscriptions' node is in no executor and resolves names as the node does (namespace, remappings); plain
 subscriptions of LatestInputs still get every message."""
 
 from __future__ import annotations
@@ -39,11 +39,12 @@ def _wait_for_match(publisher, executor: Executor, readers: int) -> None:
 
 def test_the_newest_message_is_taken_once(rclpy_context, executor):
     sender, receiver = Node("sender", context=rclpy_context), Node("receiver", context=rclpy_context)
+    reader = Node("reader", context=rclpy_context)  # in no executor
     executor.add_node(receiver)
     try:
         publisher = sender.create_publisher(Int32, "numbers", QOS_STATE)
         # 200 deep asked for: a polled subscription keeps the newest only (nothing older is ever converted)
-        polled = PolledSubscription(receiver, Int32, "numbers", QOS_OBSERVER)
+        polled = PolledSubscription(reader, Int32, "/numbers", QOS_OBSERVER)
         heard: list[int] = []
         inputs = LatestInputs(receiver, polled=False)
         inputs.subscribe(Int32, "numbers", QOS_OBSERVER, lambda msg, received_s: heard.append(msg.data))
@@ -63,22 +64,30 @@ def test_the_newest_message_is_taken_once(rclpy_context, executor):
         assert heard == list(range(10)), "a plain subscription hears every message"
     finally:
         executor.shutdown()
-        sender.destroy_node()
-        receiver.destroy_node()
+        for node in (sender, receiver, reader):
+            node.destroy_node()
 
 
 def test_polled_inputs_hand_each_topics_newest_to_its_handler_in_order(rclpy_context, executor):
-    sender, receiver = Node("sender", context=rclpy_context), Node("receiver", context=rclpy_context)
+    sender = Node("sender", context=rclpy_context)
+    # in a namespace, "second" remapped as a launch file would: the polled subscriptions resolve as the node does
+    receiver = Node("receiver", namespace="/g1", context=rclpy_context,
+                    cli_args=["--ros-args", "-r", "second:=/elsewhere/second"])
     executor.add_node(receiver)
+    inputs = LatestInputs(receiver, polled=True)
     try:
-        first, second = (sender.create_publisher(Int32, topic, QOS_STATE) for topic in ("first", "second"))
+        first, second = (sender.create_publisher(Int32, topic, QOS_STATE) for topic in ("/g1/first",
+                                                                                          "/elsewhere/second"))
         calls: list[tuple[str, int]] = []
-        inputs = LatestInputs(receiver, polled=True)
         for topic in ("first", "second"):
             inputs.subscribe(Int32, topic, QOS_STATE, lambda msg, received_s, topic=topic: calls.append((topic,
                                                                                                           msg.data)))
         for publisher in (first, second):
             _wait_for_match(publisher, executor, readers=1)
+        readers = {(info.node_name, info.node_namespace) for topic in ("/g1/first", "/elsewhere/second")
+                   for info in sender.get_subscriptions_info_by_topic(topic)}
+        assert readers == {("_receiver_polled", "/g1")}, readers
+        assert [node.get_name() for node in executor.get_nodes()] == ["receiver"]
         for n in range(5):
             second.publish(Int32(data=n))
             first.publish(Int32(data=10 + n))
@@ -92,5 +101,6 @@ def test_polled_inputs_hand_each_topics_newest_to_its_handler_in_order(rclpy_con
         assert calls[2:] == [("second", 99)], "only topics with a new message"
     finally:
         executor.shutdown()
+        inputs.close()
         sender.destroy_node()
         receiver.destroy_node()

@@ -107,7 +107,7 @@ class RobotState(Node):
         if cfg.links:
             described = self.publish_description(robot.model_path.read_text() if not robot.model_is_mjcf
                                                  else urdf_of(robot, self.tree, pin_model))
-        inputs = LatestInputs(self, polled=cfg.rate_hz > 0)  # taken in this order: the IMU's answer needs the joints
+        inputs = self.inputs = LatestInputs(self, polled=cfg.rate_hz > 0)  # in this order: the IMU's needs the joints
         if inputs.polled:
             self.create_timer(1.0 / cfg.rate_hz, inputs.poll, clock=Clock(clock_type=ClockType.STEADY_TIME))
         inputs.subscribe(JointState, "joint_states", QOS_STATE, self.on_joint_states)
@@ -182,6 +182,10 @@ class RobotState(Node):
         self.targets[side] = msg
         self.publish([(msg.header.frame_id or self.tree.root, HAND_FRAMES[side], target_T @ self.wrist_T_hand[side])],
                      msg.header.stamp)
+
+    def destroy_node(self) -> None:
+        self.inputs.close()  # the polled subscriptions' node
+        super().destroy_node()
 
 
 def main(args: list[str] | None = None) -> None:
