@@ -8,13 +8,15 @@ live source) only once engaged (the XR Joy's ``engage_button`` or teleop/engage;
 engage; stale wrists hold, then go slowly home (retarget.clutch). waist "head": while engaged the operator's head yaw
 and pitch since the engage turn and bend the waist (retarget.head_waist), sent with the arms.
 mode "gamepad": joy (sensor_msgs/Joy) → a velocity of each hand → damped-least-squares differential IK, one step per
-joint_states sample, for operators without a headset.
+joint state, for operators without a headset.
 Publishes teleop/arm_target (sensor_msgs/JointState: 14 named arm joints (and the 3 waist joints with waist head),
 position = target, effort = gravity feed-forward), stamped with the operator sample it follows (else: the joint
 state's), and teleop/clutch (std_msgs/String, latched: disengaged, engaged, holding or homing).
 Lockstep: clutch auto answers once a control period's joint state and wrists are in; clutch operator answers each
-joint state at once, stamped with it (a headset sends at its own rate). Real time: an answer per wrist pair, and to
-joint states alone up to state_solve_rate_hz (each 200 Hz state answered took the IK 40 % of a core on 2 cores).
+joint state at once, stamped with it (a headset sends at its own rate). Real time: the newest joint state is taken
+(g1_teleop.ros.polled_subscription) with each wrist pair, answered at once, and state_solve_rate_hz times a second,
+answered alone when no wrist pair came just before (retarget.state_answers): each 200 Hz state answered took the IK
+40 % of a core on 2 cores, and each one taken woke the node.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from g1_teleop.ros.diagnostics import Diagnostics, WarnOnce
 from g1_teleop.ros.messages import joint_state_msg, stamp_ns, to_stamp, transform_from_pose_msg
 from g1_teleop.ros.node_main import run
 from g1_teleop.ros.parameters import declare_config
+from g1_teleop.ros.polled_subscription import LatestInputs
 from g1_teleop.ros.qos import QOS_COMMAND, QOS_LATCHED, QOS_SENSOR, QOS_STATE
 
 
@@ -88,14 +91,18 @@ class Retarget(Node):
                                             max_joint_speed=cfg.gamepad_max_joint_speed)
             self.joy: tuple[float, list[float], list[int]] | None = None  # (received, axes, buttons)
             self.create_subscription(Joy, "joy", self.on_joy, QOS_SENSOR)
-        self.create_subscription(JointState, "joint_states", self.on_joint_states, QOS_STATE)
+        self.state_input = LatestInputs(self, polled=not cfg.lockstep)
+        self.state_input.subscribe(JointState, "joint_states", QOS_STATE, self.on_joint_states)
         for action in ("engage", "pause"):
             self.create_service(Trigger, f"teleop/{action}",
                                 lambda request, response, action=action: self.serve_clutch(action, response))
         self.diagnostics = Diagnostics(self, lambda: {"solves": self.solves, "ik_failures": self.failures,
                                                       "clutch": f"{self.targets.state.value} ({self.targets.mode})"})
+        steady = Clock(clock_type=ClockType.STEADY_TIME)
         if cfg.lockstep:
-            self.create_timer(0.05, self.on_sync_timeout, clock=Clock(clock_type=ClockType.STEADY_TIME))
+            self.create_timer(0.05, self.on_sync_timeout, clock=steady)
+        else:
+            self.create_timer(1.0 / cfg.state_solve_rate_hz, self.state_input.poll, clock=steady)
         how = (f"clutch {self.targets.mode}: the arms follow once engaged (Joy button {cfg.engage_button}, or "
                "g1-teleop call engage)" if self.operator else f"clutch {self.targets.mode}")
         self.get_logger().info(f"dual-arm IK ready on {len(self.ik.arm_joint_names)} arm joints, mode {cfg.mode}"
@@ -120,6 +127,7 @@ class Retarget(Node):
                                                      left / 1e9):
             self.pair_stamp = left
             self.state_answers.sample(time.monotonic())
+            self.state_input.poll()  # real time: the newest joint state, for the solve
             self.try_solve()
 
     def on_head(self, msg: PoseStamped) -> None:
@@ -154,7 +162,7 @@ class Retarget(Node):
             self.get_logger().info(f"clutch {result.state.value} ({source}): {result.reason}")
             self.pub_clutch.publish(String(data=result.state.value))
 
-    def on_joint_states(self, msg: JointState) -> None:
+    def on_joint_states(self, msg: JointState, _received_s: float = 0.0) -> None:
         try:
             vec = self.joints.parse(msg.name, msg.position, msg.velocity)
         except MalformedJointMessage as exc:
@@ -171,7 +179,7 @@ class Retarget(Node):
             self.waiting_since = time.monotonic()
         self.inputs.put("joints", stamp, vec.position)
         if not self.cfg.lockstep and not self.state_answers.due(time.monotonic()):
-            return  # the warm start is refreshed; the next wrist pair is answered at once
+            return  # the warm start is refreshed; the wrist pair just taken is answered
         if self.operator:
             self.solve()  # every joint state: the clutch holds, homes or follows whatever the headset sends
         else:
@@ -230,6 +238,10 @@ class Retarget(Node):
         follows = self.targets.state is ClutchState.ENGAGED and not (self.operator and self.cfg.lockstep)
         stamp = self.pair_stamp if follows and self.pair_stamp is not None else joints
         self.publish(result.q_arm, result.tau_ff, stamp)
+
+    def destroy_node(self) -> None:
+        self.state_input.close()  # the polled subscriptions' node
+        super().destroy_node()
 
     def publish(self, q_arm: np.ndarray, tau_ff: np.ndarray, stamp: int) -> None:
         names, q, tau = self.ik.arm_joint_names, q_arm, tau_ff

@@ -34,11 +34,12 @@ class RetargetSettings:
     robot_config: str = setting("", "robot configuration (YAML); empty: config/g1_29dof.yaml")
     lockstep: bool = setting(True, "one answer per control period, once the period's joint state and wrist poses "
                              "are in (clutch operator: at once with the joint state); false: an answer per wrist "
-                             "pair, and per joint state up to state_solve_rate_hz")
-    state_solve_rate_hz: float = setting(50.0, "real time, pose mode: most answers a second to joint states alone, "
-                                         "none within 1.5 periods of a wrist pair (they refresh the warm start and "
-                                         "the clutch's hold and home when the wrists stop); each wrist pair is "
-                                         "answered at once (Hz)", positive=True)
+                             "pair, and to joint states taken state_solve_rate_hz times a second")
+    state_solve_rate_hz: float = setting(50.0, "real time: how often the newest joint state is taken and answered "
+                                         "alone (pose mode: none within 1.5 periods of a wrist pair, which is "
+                                         "answered at once; they refresh the warm start and the clutch's hold and "
+                                         "home when the wrists stop; gamepad mode: a hand step each) (Hz)",
+                                         positive=True)
     sync_timeout_s: float = setting(1.0, "lockstep: wall time to wait for a period's wrist poses before solving "
                                     "with the latest ones (s)", positive=True)
     position_weight: float = setting_of(ArmIKConfig, "position_weight")
