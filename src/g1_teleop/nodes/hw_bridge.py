@@ -52,13 +52,13 @@ from g1_teleop.ros.qos import QOS_COMMAND, QOS_LATCHED, QOS_SENSOR, QOS_STATE
 
 SERVICE_TIMEOUT_S = 2.0  # a service's wait for the LowCmd loop's answer (0.5 s was exceeded once, a node starting)
 EXIT_TIMEOUT_S = 1.0  # on shutdown, the wait for the LowCmd process to damp and exit
-PUBLISHERS_PERIOD_S = 0.02  # joint_command's publishers counted this often (a graph query: ~20 µs)
+# The LowCmd process's reports handled and joint_command's publishers counted (a graph query: ~20 µs) this often.
+PERIOD_S = 0.02
 
 
 class HwBridge(Node):
     def __init__(self) -> None:
         super().__init__("hw_bridge")
-        self._closing = False
         cfg = self.cfg = declare_config(self, HwBridgeConfig)
         try:
             setup = load_setup(cfg, declare_config(self, BridgeSafetyConfig))
@@ -73,23 +73,23 @@ class HwBridge(Node):
         self.counts = {"commands_received": 0, "commands_rejected": 0, "commands_late": 0}
         self._command_publishers = -1  # joint_command's publishers, last counted
         self.figures = ProcessFigures("joint_command")  # this process's CPU, the longest wait between commands
-        self._inbox: list[object] = []  # from the link's reader to the executor (list.append is atomic)
+        self._inbox: list[object] = []  # from the link's reader to the period's timer (list.append is atomic)
         self._figures: dict[str, object] = {}  # the LowCmd process's latest
         self.hands: HandTopics | None = None
         self.pub_joints = self.create_publisher(JointState, "joint_states", QOS_STATE)
         self.pub_imu = self.create_publisher(Imu, "imu", QOS_STATE)
         self.pub_joy = self.create_publisher(Joy, "joy", QOS_SENSOR)
-        self._inbox_guard = self.create_guard_condition(self.handle_inbox)
         try:
             self.lowcmd = LowCmdProcess(setup, self.on_message)
         except StartError as exc:
             raise ConfigError(str(exc)) from None
         self.diagnostics = Diagnostics(self, self.diagnostic_values)
         self.report(SafetyState.WAIT_FOR_STATE, "waiting for rt/lowstate")
-        # Before joint_command's: rclpy serves ready subscriptions in creation order (a tick's gains, then its command).
+        # Before joint_command's: rclpy's SingleThreadedExecutor serves ready subscriptions in creation order, its
+        # EventsExecutor in order of arrival; the policy publishes a tick's gains before its command.
         self.create_subscription(JointState, "teleop/gains", self.on_gains, QOS_LATCHED)
         self.create_subscription(JointState, "joint_command", self.on_command, QOS_COMMAND)
-        self.create_timer(PUBLISHERS_PERIOD_S, self.count_command_publishers)
+        self.create_timer(PERIOD_S, self.on_period)
         if self.joy_buttons.buttons:  # (it also hears this node's own joy: a cost worth paying only when used)
             self.create_subscription(Joy, "joy", self.on_joy, QOS_SENSOR)
         for action in OperatorAction:
@@ -103,15 +103,13 @@ class HwBridge(Node):
             "estop" + (f"; Dex3 hands at {cfg.dex3_rate_hz:g} Hz" if self.hands else ""))
 
     def on_message(self, message: object) -> None:
-        """(The link's reader thread.) States are published at once; the rest goes to the executor."""
+        """(The link's reader thread.) States are published at once; the rest waits for the period's timer."""
         if isinstance(message, msg.RobotState):
             self.publish_guarded(self.publish_state, message)
         elif isinstance(message, msg.HandState) and self.hands is not None:
             self.publish_guarded(self.hands.publish, message)
         else:
             self._inbox.append(message)
-            if self.context.ok() and not self._closing:
-                self._inbox_guard.trigger()
 
     def publish_guarded(self, publish: Callable[..., None], message: object) -> None:
         """``publish(message)``, unless a signal shuts ROS down meanwhile (the LowCmd process stops next)."""
@@ -130,9 +128,12 @@ class HwBridge(Node):
         if state.remote is not None:
             self.pub_joy.publish(remote_joy_msg(state.remote, stamp))
 
-    def handle_inbox(self) -> None:
+    def on_period(self) -> None:
+        """Every PERIOD_S: what the LowCmd process reported (figures, problems, safety transitions), then
+        joint_command's publisher count."""
         while self._inbox:
             self.handle_message(self._inbox.pop(0))
+        self.count_command_publishers()
 
     def handle_message(self, message: object, logger: RcutilsLogger | None = None) -> None:
         logger = logger or self.get_logger()
@@ -217,7 +218,6 @@ class HwBridge(Node):
 
     def destroy_node(self) -> None:
         """Stop the LowCmd process (it damps for 50 ms and exits), log what it reported, then the ROS side."""
-        self._closing = True
         if hasattr(self, "lowcmd"):  # (not if it failed to start: rclpy destroys the nodes of its context)
             self.lowcmd.stop(EXIT_TIMEOUT_S)
         logger = rclpy.logging.get_logger(f"{self.get_name()}.shutdown")  # ROS may be down: console only
@@ -237,7 +237,7 @@ ROS_TRANSPORTS_ENV = ("FASTDDS_BUILTIN_TRANSPORTS", "UDPv4")
 def main(args: list[str] | None = None) -> None:
     os.environ.setdefault(*ROS_TRANSPORTS_ENV)
     sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)  # (the link reader and the executor)
-    run(HwBridge, args, events=False)  # (the link's thread wakes the executor with a guard condition)
+    run(HwBridge, args)
 
 
 if __name__ == "__main__":

@@ -9,8 +9,8 @@ without a timeout runs no timer, so loops spin with ``SPIN_WAIT_S``, and a callb
 (``(msg, info)``: the DDS source timestamp) makes its spin raise SystemError ("null argument to internal routine",
 the Kilted wheels), so the bag recorder stamps arrivals there (``message_info_callbacks``). The recorders spin on it
 too: on the SingleThreadedExecutor, `g1-teleop sim`'s recorder could not keep up with the faster graph (a fifth of
-each topic's messages lost), and the sim job ran at 0.73× real time against 1.08× with both. hw_bridge spins on the
-SingleThreadedExecutor (``events`` false): it needs a guard condition, which the other lacks.
+each topic's messages lost), and the sim job ran at 0.73× real time against 1.08× with both. It has no guard
+conditions: hw_bridge's link thread leaves what the LowCmd process reports for a timer.
 ``G1_TELEOP_EXECUTOR=single`` chooses the SingleThreadedExecutor (where rclpy lacks the other, it is the one).
 """
 
@@ -42,10 +42,9 @@ def _events_executor() -> Callable[..., Executor] | None:
     return EventsExecutor
 
 
-def make_executor(context: Context | None = None, events: bool = True) -> Executor:
-    """rclpy's EventsExecutor where it exists and is not turned off (nor by ``events`` false: a node that needs a
-    guard condition, which it does not support), else its SingleThreadedExecutor."""
-    make = _events_executor() if events else None
+def make_executor(context: Context | None = None) -> Executor:
+    """rclpy's EventsExecutor where it exists and is not turned off, else its SingleThreadedExecutor."""
+    make = _events_executor()
     return SingleThreadedExecutor(context=context) if make is None else make(context=context)
 
 

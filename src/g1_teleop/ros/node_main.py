@@ -107,8 +107,8 @@ def spin(executor: Executor, stop: StopOnSignal, refused: Callable[[Exception], 
             refused(exc)
 
 
-def run(node_factory: Callable[[], Node], args: list[str] | None = None, events: bool = True) -> None:
-    """Init, spin on one thread (make_executor, with ``events``; it follows /clock with use_sim_time), shut down
+def run(node_factory: Callable[[], Node], args: list[str] | None = None) -> None:
+    """Init, spin on one thread (make_executor's executor; it follows /clock with use_sim_time), shut down
     cleanly.
 
     A node that cannot start (bad parameter, missing file) exits with code 2 and one log line. SIGINT or
@@ -122,7 +122,7 @@ def run(node_factory: Callable[[], Node], args: list[str] | None = None, events:
     code = 0
     try:
         rclpy.init(args=args if args is not None else sys.argv, signal_handler_options=SignalHandlerOptions.NO)
-        executor = make_executor(events=events)
+        executor = make_executor()
         node = node_factory()
         executor.add_node(node)
         if (not_fifo := fifo_from_environment(node.get_name())) is not None:  # (its start-up at normal priority)
