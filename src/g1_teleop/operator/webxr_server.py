@@ -74,10 +74,12 @@ finally:
 
 PAGE_SCRIPT = Path(__file__).parent / "web" / "frame_taken.js"
 PAGE_SCRIPT_ROUTE = "/g1_teleop/frame_taken.js"
-# A page's first answer (web/frame_taken.js says FRAME_TAKEN 0 as its socket opens) awaited before its first frame;
-# a page that does not answer gets them then. A page loading vuer's client under software WebGL on a loaded CI
-# machine answered ~3 s after its socket opened.
-ANSWER_WAIT_S = 5.0
+# A page gets its first frame once it has said something: an answering page's first word is FRAME_TAKEN 0
+# (web/frame_taken.js says it as its socket opens, before vuer's client sends anything), so a page whose first event
+# is another one does not answer. A page that says nothing gets its frames after ANSWER_WAIT_S. A page loading vuer's
+# client under software WebGL on a loaded CI machine said its first word ~3 s, once more than 5 s, after its socket
+# opened.
+ANSWER_WAIT_S = 15.0
 
 _vuer_log = logging.getLogger("vuer")
 # vuer's server prints on stdout for every WebSocket that opens and closes ("websocket is connected. id:…",
@@ -146,6 +148,7 @@ class WebXrServer:
         self._newest: XrSample | None = None
         self._sessions: dict[Any, SampleAssembler] = {}
         self._pages: set[Any] = set()  # the WebSocket ids of the pages asked to stream: they get the video
+        self._heard: set[Any] = set()  # the WebSocket ids of the pages that have sent an event
         self._video = VideoStreamer(config.video_fps, self._video_event)
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -317,6 +320,7 @@ class WebXrServer:
             with self._lock:
                 self._monitor.malformed(f"{FRAME_TAKEN} needs a byte count, got {size!r}")
             return
+        self._heard.add(session.CURRENT_WS_ID)
         self._video.taken(session.CURRENT_WS_ID, size)
 
     async def _session(self, session: VuerSession) -> None:
@@ -329,8 +333,8 @@ class WebXrServer:
             element = MotionControllers(key="motionControllers", stream=True, fps=self.config.stream_fps,
                                         left=True, right=True)
         await self._vuer.send(ws_id, Upsert(element, to="bgChildren"))
-        deadline = time.monotonic() + ANSWER_WAIT_S  # frames once the page answers that (web/frame_taken.js), or not
-        while not self._video.answers(ws_id) and ws_id in self._vuer.ws and time.monotonic() < deadline:
+        deadline = time.monotonic() + ANSWER_WAIT_S  # frames once the page has spoken (ANSWER_WAIT_S), or not
+        while ws_id not in self._heard and ws_id in self._vuer.ws and time.monotonic() < deadline:
             await asyncio.sleep(0.02)
         self._pages.add(ws_id)
         try:
@@ -338,9 +342,11 @@ class WebXrServer:
                 await asyncio.sleep(0.1)
         finally:
             self._pages.discard(ws_id)
+            self._heard.discard(ws_id)
 
     async def _on_event(self, event: ClientEvent, session: VuerSession) -> None:
         received_s = time.monotonic()
+        self._heard.add(session.CURRENT_WS_ID)
         ws = self._vuer.ws.get(session.CURRENT_WS_ID)
         try:
             parsed = parse_event(event.etype, event.value, _client_ts_ms(event.ts))

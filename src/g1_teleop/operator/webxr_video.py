@@ -155,10 +155,6 @@ class VideoStreamer:
         if self._wake is not None:
             self._wake.set()
 
-    def answers(self, page: Hashable) -> bool:
-        """Whether ``page`` has answered a message (FRAME_TAKEN): its frames wait until it takes them."""
-        return page in self._answering
-
     def _busy(self, page: Hashable, sending: dict[Hashable, asyncio.Task], now_s: float) -> bool:
         """Still writing the page's last frame to its socket, or the page (an answering one) has ``MAX_UNTAKEN``
         frames not taken, the oldest sent less than ``TAKEN_TIMEOUT_S`` ago."""
