@@ -206,10 +206,6 @@ class Policy(Node):
             trace.header.stamp, trace.header.frame_id = msg.header.stamp, "joint_command"
             self.pub_trace.publish(trace)
 
-    def destroy_node(self) -> None:
-        self.state_inputs.close()  # the polled subscriptions' node
-        super().destroy_node()
-
 
 def main(args: list[str] | None = None) -> None:
     run(Policy, args)

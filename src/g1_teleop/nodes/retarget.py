@@ -6,18 +6,14 @@ joint_states (which also locks the rest of the body), keeping ``min_clearance_m`
 trunk, the thighs and the other arm. clutch "auto" (scenarios, bags) follows from the first sample; "operator" (a
 live source) only once engaged (the XR Joy's ``engage_button`` or teleop/engage; teleop/pause holds), relative to the
 engage; stale wrists hold, then go slowly home (retarget.clutch). waist "head": while engaged the operator's head yaw
-and pitch since the engage turn and bend the waist (retarget.head_waist), sent with the arms.
-mode "gamepad": joy (sensor_msgs/Joy) → a velocity of each hand → damped-least-squares differential IK, one step per
-joint state, for operators without a headset.
+and pitch since the engage turn and bend the waist (retarget.head_waist), sent with the arms. mode "gamepad": joy →
+a velocity of each hand → damped-least-squares differential IK, a step per joint state (no headset).
 Publishes teleop/arm_target (sensor_msgs/JointState: 14 named arm joints (and the 3 waist joints with waist head),
 position = target, effort = gravity feed-forward), stamped with the operator sample it follows (else: the joint
 state's), and teleop/clutch (std_msgs/String, latched: disengaged, engaged, holding or homing).
 Lockstep: clutch auto answers once a control period's joint state and wrists are in; clutch operator answers each
 joint state at once, stamped with it (a headset sends at its own rate). Real time: the newest joint state is taken
-(g1_teleop.ros.polled_subscription) with each wrist pair, answered at once, and state_solve_rate_hz times a second,
-answered alone when no wrist pair came just before (retarget.state_answers): each 200 Hz state answered took the IK
-40 % of a core on 2 cores, and each one taken woke the node.
-"""
+(ros.polled_subscription) with each wrist pair and state_solve_rate_hz times a second (retarget.state_answers)."""
 
 from __future__ import annotations
 
@@ -98,11 +94,9 @@ class Retarget(Node):
                                 lambda request, response, action=action: self.serve_clutch(action, response))
         self.diagnostics = Diagnostics(self, lambda: {"solves": self.solves, "ik_failures": self.failures,
                                                       "clutch": f"{self.targets.state.value} ({self.targets.mode})"})
-        steady = Clock(clock_type=ClockType.STEADY_TIME)
-        if cfg.lockstep:
-            self.create_timer(0.05, self.on_sync_timeout, clock=steady)
-        else:
-            self.create_timer(1.0 / cfg.state_solve_rate_hz, self.state_input.poll, clock=steady)
+        period_s, on_timer = (0.05, self.on_sync_timeout) if cfg.lockstep else (1 / cfg.state_solve_rate_hz,
+                                                                                self.state_input.poll)
+        self.create_timer(period_s, on_timer, clock=Clock(clock_type=ClockType.STEADY_TIME))
         how = (f"clutch {self.targets.mode}: the arms follow once engaged (Joy button {cfg.engage_button}, or "
                "g1-teleop call engage)" if self.operator else f"clutch {self.targets.mode}")
         self.get_logger().info(f"dual-arm IK ready on {len(self.ik.arm_joint_names)} arm joints, mode {cfg.mode}"
@@ -201,9 +195,8 @@ class Retarget(Node):
         self.publish(q_arm, self.ik.gravity_torques(q_body), stamp)
 
     def try_solve(self) -> None:
-        """After a new wrist pair, and (clutch auto) after a joint state. In real time the clutch steps on every
-        joint state once a pair has come, whatever the latest wrists' stamps: the last sample of an operator who
-        vanished over a lossy link may lack one wrist, and the clutch must still hold, then home."""
+        """After a new wrist pair, and (clutch auto) a joint state. Real time: whatever the wrists' stamps once a pair
+        came (a vanished operator's last sample may lack one wrist: the clutch must still hold, then home)."""
         if self.inputs.value("joints") is None or self.pair_stamp is None:
             return
         if not self.cfg.lockstep or (not self.operator and self.inputs.complete(self.inputs.stamp("joints"))):
@@ -225,8 +218,7 @@ class Retarget(Node):
             self.clutch_log.put(step.transitions)
             if self.head_waist is not None and step.transitions[-1].state is ClutchState.ENGAGED:
                 self.head_waist.reset(self.world_T_head)  # the waist follows the head's motion since the engage
-        line = self.clutch_log.line(time.monotonic())
-        if line is not None:
+        if (line := self.clutch_log.line(time.monotonic())) is not None:
             self.get_logger().info(line)
         result = self.ik.solve(step.targets.left, step.targets.right, self.inputs.value("joints"))
         self.solves += 1
@@ -238,10 +230,6 @@ class Retarget(Node):
         follows = self.targets.state is ClutchState.ENGAGED and not (self.operator and self.cfg.lockstep)
         stamp = self.pair_stamp if follows and self.pair_stamp is not None else joints
         self.publish(result.q_arm, result.tau_ff, stamp)
-
-    def destroy_node(self) -> None:
-        self.state_input.close()  # the polled subscriptions' node
-        super().destroy_node()
 
     def publish(self, q_arm: np.ndarray, tau_ff: np.ndarray, stamp: int) -> None:
         names, q, tau = self.ik.arm_joint_names, q_arm, tau_ff

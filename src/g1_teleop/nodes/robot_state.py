@@ -183,10 +183,6 @@ class RobotState(Node):
         self.publish([(msg.header.frame_id or self.tree.root, HAND_FRAMES[side], target_T @ self.wrist_T_hand[side])],
                      msg.header.stamp)
 
-    def destroy_node(self) -> None:
-        self.inputs.close()  # the polled subscriptions' node
-        super().destroy_node()
-
 
 def main(args: list[str] | None = None) -> None:
     run(RobotState, args)

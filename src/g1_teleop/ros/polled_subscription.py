@@ -59,7 +59,8 @@ class LatestInputs:
     """A node's input topics, each handled with its messages and when each was received (``time.monotonic()`` s):
     on arrival, as plain subscriptions (``polled`` false), or, polled, the newest message of each topic that has one
     each time the node calls ``poll`` (in subscription order). Topic names resolve as the node's own would (its
-    namespace and remappings); ``close`` destroys the polled subscriptions' node."""
+    namespace and remappings). The polled subscriptions' node goes with the context (rclpy destroys a context's
+    nodes as it shuts down, Jazzy on; Humble's at exit), or with ``close``."""
 
     def __init__(self, node: Node, polled: bool) -> None:
         self._node, self.polled = node, polled
