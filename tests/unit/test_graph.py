@@ -2,8 +2,8 @@ import sys
 
 import pytest
 
-from g1_teleop.launching.graph_description import GraphError, load_graph
-from g1_teleop.launching.process_runner import node_command
+from g1_teleop.launching.graph_description import GraphError, load_graph, processes
+from g1_teleop.launching.process_runner import container_command, node_command, params_document, process_command
 
 
 def test_sim_graph_resolves_typed_arguments():
@@ -99,3 +99,39 @@ def test_observers_yield_the_cpu_and_a_bad_niceness_is_refused(tmp_path):
     path.write_text("nodes:\n  - executable: policy\n    nice: -5\n")
     with pytest.raises(GraphError, match=r"nodes\[0\] \(policy\): nice must be an integer 0–19, got -5"):
         load_graph(str(path))
+
+
+def test_the_control_chain_shares_one_process_unless_compose_is_false(tmp_path):
+    graph = load_graph("sim")
+    assert [[m.name for m in members] for members in processes(graph.resolve())] == [
+        ["sim_bridge", "policy", "retarget", "xr_input"], ["robot_state"]]
+    assert [m.name for m in processes(graph.resolve({"source": "body"}))[0]] == [
+        "sim_bridge", "policy", "body_retarget", "xr_input"]
+    assert all(len(members) == 1 for members in processes(graph.resolve({"compose": "false"})))
+    chain = processes(graph.resolve())[0]
+    cmd = process_command(chain, tmp_path / "p.yaml", namespace="/g1")
+    assert cmd[1:7] == ["-m", "g1_teleop.nodes.container", "sim_bridge", "policy", "retarget", "xr_input"]
+    assert "__ns:=/g1" in cmd and not any("__node" in arg for arg in cmd)
+    document = params_document(chain)
+    assert list(document) == ["/**/sim_bridge", "/**/policy", "/**/retarget", "/**/xr_input"]
+    assert document["/**/policy"]["ros__parameters"]["controller"] == "builtin"
+    assert list(params_document(processes(graph.resolve())[1])) == ["/**"]
+
+
+def test_a_container_addresses_each_node_and_takes_ros_nodes_only(tmp_path):
+    path = tmp_path / "g.yaml"
+    path.write_text("arguments:\n  compose: {type: bool, default: 'true'}\n"
+                    "nodes:\n  - {executable: policy, name: p2, container: c, remappings: {joint_states: js}}\n"
+                    "  - {executable: retarget, container: c}\n  - {executable: xr_input}\n")
+    members, alone = processes(load_graph(str(path)).resolve())
+    cmd = container_command(members, tmp_path / "p.yaml")
+    assert cmd[cmd.index("--ros-args"):] == ["--ros-args", "--params-file", str(tmp_path / "p.yaml"),
+                                             "-r", "policy:__node:=p2", "-r", "p2:joint_states:=js"]
+    assert [m.name for m in alone] == ["xr_input"]
+    path.write_text("nodes:\n  - {executable: tools.virtual_robot, ros: false, container: c}\n")
+    with pytest.raises(GraphError, match=r"nodes\[0\] \(tools.virtual_robot\): only a ROS node at normal priority"):
+        load_graph(str(path))
+    path.write_text("nodes:\n  - {executable: policy, container: c, nice: 5}\n  - {executable: retarget, "
+                    "container: c}\n")
+    with pytest.raises(GraphError, match=r"container 'c': its nodes ask different niceness \[5, 0\]"):
+        processes(load_graph(str(path)).resolve())

@@ -207,11 +207,19 @@ class RawReader(_Reader):
         self._take = ddspy_take  # (before the reader exists: its listener uses it)
         super().__init__(participant, topic, history, on_samples)
 
+    def take_timed(self) -> list[tuple[bytes, float]]:
+        """The valid samples received since the last take, oldest first, each with the time its writer wrote it
+        (the DDS source timestamp: ``time.time()`` s on the writer's clock)."""
+        return [(data, info.source_timestamp * 1e-9) for data, info in self._take_valid(self._entity)]
+
     def _take_from(self, reader: Any) -> list[bytes]:
+        return [data for data, _ in self._take_valid(reader)]
+
+    def _take_valid(self, reader: Any) -> list[tuple[bytes, Any]]:
         taken = self._take(reader._ref, self._count)
         if isinstance(taken, int):  # a DDS return code
             raise DdsError(f"taking {self.topic}: DDS return code {taken}")
-        return [data for data, info in taken if info.valid_data]
+        return [(data, info) for data, info in taken if info.valid_data]
 
 
 class MessageReader(_Reader):

@@ -9,13 +9,17 @@ priority: the observers (frames, cameras, Foxglove) yield the cores to the contr
 ``priority: P`` (a number or ``$(arg …)``; 0 none) asks SCHED_FIFO priority P for a ROS node of the control path
 (the runners pass it in ``G1_TELEOP_SCHED_FIFO``; the node applies it to all its threads once constructed, or logs
 why it could not); ``stop_timeout_s: S`` gives a node S seconds from the stop signal to finish its work before it
-is killed (default 10; a recorder that exports a dataset needs longer). ROS-free.
+is killed (default 10; a recorder that exports a dataset needs longer); ``container: NAME`` puts a ROS node in one
+process with the other nodes of that container, spun by one thread (g1_teleop.nodes.container), when the graph's
+``compose`` argument is true (a graph without one: always): nodes whose work runs in sequence anyway then pass their
+messages within the process. ROS-free.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +30,7 @@ from g1_teleop.core.paths import config_path
 
 _ARG = re.compile(r"\$\(arg ([A-Za-z_][A-Za-z0-9_]*)\)")
 _TYPES = {"str": str, "bool": None, "float": float, "int": int}
+COMPOSE_ARGUMENT = "compose"  # false: every node of a container in a process of its own
 
 
 class GraphError(ValueError):
@@ -75,6 +80,7 @@ class NodeSpec:
     # from the stop signal (SIGINT or SIGTERM) to SIGKILL (s); 10: a node still building its models when stopped
     # finishes that first (ros2 launch's default, 5 s, was seen to kill the policy on a loaded 2-core machine)
     stop_timeout_s: float = 10.0
+    container: str = ""  # the process shared with the container's other nodes; empty: a process of its own
 
 
 @dataclass(frozen=True)
@@ -105,6 +111,7 @@ class Graph:
             )
         text = {a.name: values.get(a.name, a.default) for a in self.arguments}
         typed = {a.name: a.convert(text[a.name]) for a in self.arguments}
+        composed = typed.get(COMPOSE_ARGUMENT, True)
         for node in self.nodes:
             for arg, _ in node.when:
                 self.argument(arg)
@@ -115,6 +122,7 @@ class Graph:
                 arguments=tuple(str(self._substitute(value, text, text)) for value in node.arguments),
                 when=(),
                 priority=self._priority(node, text, typed),
+                container=node.container if composed else "",
             )
             for node in self.nodes
             if all(text[arg] in values for arg, values in node.when)
@@ -186,8 +194,12 @@ def load_graph(name: str) -> Graph:
                     nice=spec.get("nice", 0),
                     priority=spec.get("priority", 0),
                     stop_timeout_s=spec.get("stop_timeout_s", NodeSpec.stop_timeout_s),
+                    container=str(spec.get("container", "")),
                 )
             )
+            if nodes[-1].container and (not nodes[-1].ros or nodes[-1].priority != 0):
+                raise GraphError(f"{path}: nodes[{i}] ({nodes[-1].name}): only a ROS node at normal priority can "
+                                 f"share the process of container {nodes[-1].container!r}")
             if type(nodes[-1].nice) is not int or not 0 <= nodes[-1].nice <= 19:
                 raise GraphError(f"{path}: nodes[{i}] ({nodes[-1].name}): nice must be an integer 0–19, "
                                  f"got {nodes[-1].nice!r}")
@@ -206,3 +218,15 @@ def load_graph(name: str) -> Graph:
         source=path,
         unavailable=str(data.get("unavailable", "")),
     )
+
+
+def processes(nodes: Sequence[NodeSpec]) -> list[tuple[NodeSpec, ...]]:
+    """The processes that run ``nodes`` (resolved): each container's nodes together, in the place of its first node
+    and in their order, every other node alone."""
+    groups: dict[str, list[NodeSpec]] = {}
+    for node in nodes:
+        groups.setdefault(node.container or f"\0{node.name}", []).append(node)
+    for name, members in groups.items():
+        if len({m.nice for m in members}) > 1:
+            raise GraphError(f"container {name!r}: its nodes ask different niceness {[m.nice for m in members]}")
+    return [tuple(members) for members in groups.values()]

@@ -12,7 +12,10 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
+import tempfile
+from pathlib import Path
 
+import yaml
 from launch.actions import DeclareLaunchArgument, ExecuteProcess, OpaqueFunction, SetEnvironmentVariable, Shutdown
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
@@ -20,7 +23,8 @@ from launch_ros.actions import Node
 from g1_teleop.core.realtime_priority import SCHED_FIFO_ENV
 from g1_teleop.core.robot_description import load_robot
 from g1_teleop.launching.dds_discovery import discovery_environment
-from g1_teleop.launching.graph_description import NodeSpec, load_graph
+from g1_teleop.launching.graph_description import NodeSpec, load_graph, processes
+from g1_teleop.launching.process_runner import container_command, params_document
 from launch import LaunchDescription
 
 FOXGLOVE_PORT = 8765
@@ -57,16 +61,24 @@ def graph_launch_description(graph_name: str) -> LaunchDescription:
 
     def nodes(context, *_args, **_kwargs):
         values = {a.name: LaunchConfiguration(a.name).perform(context) for a in graph.arguments}
-        actions = []
+        actions, specs = [], []
         for resolved in graph.resolve(values):
             spec, taking_over = _distribution_nodes(resolved)
             actions += taking_over
-            if spec is None:
-                continue
-            on_exit = Shutdown(reason=f"required node {spec.name} exited") if spec.required else None
+            if spec is not None:
+                specs.append(spec)
+        for members in processes(specs):
+            spec = members[0]
+            required = [m.name for m in members if m.required]
+            on_exit = Shutdown(reason=f"required node {required[0]} exited") if required else None
             prefix = f"nice -n {spec.nice}" if spec.nice else None
-            stopping = {"sigterm_timeout": str(spec.stop_timeout_s)}  # Ctrl-C → SIGINT, then SIGTERM after this
-            if spec.ros:
+            stopping = {"sigterm_timeout": str(max(m.stop_timeout_s for m in members))}  # Ctrl-C → SIGINT, then
+            if len(members) > 1:  # SIGTERM after this
+                params_file = Path(tempfile.mkdtemp(prefix="g1_teleop_launch_")) / f"{spec.container}.yaml"
+                params_file.write_text(yaml.safe_dump(params_document(members)))
+                actions.append(ExecuteProcess(cmd=container_command(members, params_file), name=spec.container,
+                                              output="screen", emulate_tty=True, on_exit=on_exit, **stopping))
+            elif spec.ros:
                 actions.append(Node(package="g1_teleop", executable=spec.executable, name=spec.name,
                                     parameters=[spec.parameters], remappings=list(spec.remappings),
                                     output="screen", emulate_tty=True, on_exit=on_exit, prefix=prefix,

@@ -27,7 +27,37 @@ import yaml
 from g1_teleop.core.process_lifetime import RUNNER_PID_ENV
 from g1_teleop.core.realtime_priority import SCHED_FIFO_ENV
 from g1_teleop.launching.dds_discovery import discovery_environment
-from g1_teleop.launching.graph_description import NodeSpec
+from g1_teleop.launching.graph_description import NodeSpec, processes
+
+
+def process_command(members: Sequence[NodeSpec], params_file: Path, namespace: str = "") -> list[str]:
+    """The command line of one process of the graph: a node (:func:`node_command`) or a container's nodes
+    (:func:`container_command`); ``params_file`` holds :func:`params_document`."""
+    return node_command(members[0], params_file, namespace) if len(members) == 1 else \
+        container_command(members, params_file, namespace)
+
+
+def params_document(members: Sequence[NodeSpec]) -> dict:
+    """The params file of one process: a node's parameters, or a section for each node of a container."""
+    if len(members) == 1:
+        return {"/**": {"ros__parameters": members[0].parameters}}
+    return {f"/**/{m.name}": {"ros__parameters": m.parameters} for m in members}
+
+
+def container_command(members: Sequence[NodeSpec], params_file: Path, namespace: str = "") -> list[str]:
+    """The command line that runs a container's nodes in one process (g1_teleop.nodes.container), each node's name
+    and remappings addressed to it."""
+    niced = ["nice", "-n", str(members[0].nice)] if members[0].nice else []
+    cmd = [*niced, sys.executable, "-m", "g1_teleop.nodes.container", *(m.executable for m in members),
+           "--ros-args", "--params-file", str(params_file)]
+    if namespace:
+        cmd += ["-r", f"__ns:={namespace}"]
+    for m in members:
+        if m.name != m.executable:  # (each node's own name is its executable's)
+            cmd += ["-r", f"{m.executable}:__node:={m.name}"]
+        for source, target in m.remappings:
+            cmd += ["-r", f"{m.name}:{source}:={target}"]
+    return cmd
 
 
 def node_command(spec: NodeSpec, params_file: Path, namespace: str = "") -> list[str]:
@@ -47,9 +77,19 @@ def node_command(spec: NodeSpec, params_file: Path, namespace: str = "") -> list
 
 @dataclass
 class _Child:
-    spec: NodeSpec
+    """One process of the graph: a node, or a container's nodes."""
+
+    members: tuple[NodeSpec, ...]
     process: subprocess.Popen
     pump: threading.Thread
+
+    @property
+    def name(self) -> str:
+        return self.members[0].container or self.members[0].name
+
+    @property
+    def stop_timeout_s(self) -> float:
+        return max(m.stop_timeout_s for m in self.members)
 
 
 class GraphProcesses:
@@ -78,14 +118,16 @@ class GraphProcesses:
         self.failure: str | None = None
 
     def start(self) -> None:
-        for spec in self.nodes:
-            self._children.append(self._spawn(spec))
+        for members in processes(self.nodes):
+            self._children.append(self._spawn(members))
 
-    def _spawn(self, spec: NodeSpec) -> _Child:
-        params_file = Path(self._tmp.name) / f"{spec.name}.yaml"
-        params_file.write_text(yaml.safe_dump({"/**": {"ros__parameters": spec.parameters}}))
+    def _spawn(self, members: tuple[NodeSpec, ...]) -> _Child:
+        spec = members[0]
+        name = spec.container or spec.name
+        params_file = Path(self._tmp.name) / f"{name}.yaml"
+        params_file.write_text(yaml.safe_dump(params_document(members)))
         process = subprocess.Popen(
-            [*self.command_prefix, *node_command(spec, params_file, self.namespace)],
+            [*self.command_prefix, *process_command(members, params_file, self.namespace)],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
@@ -94,18 +136,22 @@ class GraphProcesses:
             bufsize=1,
             start_new_session=True,  # our signal handling decides when children stop
         )
-        prefix = f"[{spec.name.ljust(max(len(n.name) for n in self.nodes))}] "
-        pump = threading.Thread(target=self._pump, args=(process.stdout, prefix), daemon=True)
+        width = max(len(n.container or n.name) for n in self.nodes)
+        pump = threading.Thread(target=self._pump, args=(process.stdout, f"[{name.ljust(width)}] "), daemon=True)
         pump.start()
-        return _Child(spec, process, pump)
+        return _Child(members, process, pump)
+
+    def _child(self, name: str) -> _Child:
+        """The process of node ``name`` (or of container ``name``)."""
+        child = next((c for c in self._children if name in (c.name, *(m.name for m in c.members))), None)
+        if child is None:
+            raise KeyError(f"no node {name!r} in this graph; nodes: {[n.name for n in self.nodes]}")
+        return child
 
     def restart(self, name: str, timeout_s: float = 5.0) -> None:
         """Start one node again, as at start (after it died or was killed; a running one is stopped first):
-        the rest of the graph runs on."""
-        index = next((k for k, c in enumerate(self._children) if c.spec.name == name), None)
-        if index is None:
-            raise KeyError(f"no node {name!r} in this graph; nodes: {[c.spec.name for c in self._children]}")
-        old = self._children[index]
+        the rest of the graph runs on. A container's node: the container's nodes, all of them."""
+        old = self._child(name)
         if old.process.poll() is None:
             self.kill(name, signal.SIGTERM)
             try:
@@ -114,39 +160,42 @@ class GraphProcesses:
                 self.kill(name)
                 old.process.wait()
         old.pump.join(timeout=1.0)
-        self._children[index] = self._spawn(old.spec)
-        self._killed.discard(name)
+        self._children[self._children.index(old)] = self._spawn(old.members)
+        self._killed.difference_update(m.name for m in old.members)
 
     def _pump(self, stream: IO[str], prefix: str) -> None:
         for line in stream:
             self.output(prefix + line.rstrip("\n"))
 
     def alive(self) -> list[str]:
-        return [c.spec.name for c in self._children if c.process.poll() is None]
+        """The nodes whose process runs."""
+        return [m.name for c in self._children if c.process.poll() is None for m in c.members]
 
     def check(self) -> str | None:
         """Name the first required node that exited, with its exit code, or None."""
         for child in self._children:
             code = child.process.poll()
-            if code is not None and child.spec.required and child.spec.name not in self._killed:
-                self.failure = f"required node {child.spec.name} exited with code {code}"
+            required = [m.name for m in child.members if m.required and m.name not in self._killed]
+            if code is not None and required:
+                what = f"required node {child.name}" if len(child.members) == 1 else \
+                    f"container {child.name} ({', '.join(m.name for m in child.members)})"
+                self.failure = f"{what} exited with code {code}"
                 return self.failure
         return None
 
     def pid(self, name: str) -> int:
-        """The process id of one node (its process group's too: a node's own processes share it)."""
-        child = next((c for c in self._children if c.spec.name == name), None)
-        if child is None:
-            raise KeyError(f"no node {name!r} in this graph; nodes: {[c.spec.name for c in self._children]}")
-        return child.process.pid
+        """The process id of one node, a container's for its nodes (its process group's too: a node's own
+        processes share it)."""
+        return self._child(name).process.pid
 
     def kill(self, name: str, sig: int = signal.SIGKILL) -> None:
         """Send ``sig`` to one node's process group, the processes it started included (fault injection: a
-        policy that dies, a process starved by SIGSTOP and SIGCONT); from then on its exit is not a failure."""
-        pid = self.pid(name)
-        self._killed.add(name)
+        policy that dies, a process starved by SIGSTOP and SIGCONT; a container's node: the container's nodes);
+        from then on its exit is not a failure."""
+        child = self._child(name)
+        self._killed.update(m.name for m in child.members)
         with contextlib.suppress(ProcessLookupError):
-            os.killpg(pid, sig)
+            os.killpg(child.process.pid, sig)
 
     def stop(self) -> dict[str, int | None]:
         """SIGTERM every node, then SIGKILL what is left after its ``stop_timeout_s`` (first printing where a
@@ -158,29 +207,29 @@ class GraphProcesses:
                 break
             if sig == signal.SIGKILL:
                 for child in running:
-                    self.output(f"[runner] {child.spec.name} did not stop within {child.spec.stop_timeout_s:g} s of "
+                    self.output(f"[runner] {child.name} did not stop within {child.stop_timeout_s:g} s of "
                                 "SIGTERM; its threads' Python stacks follow, then SIGKILL")
-                self.print_stacks([c.spec.name for c in running])
+                self.print_stacks([c.name for c in running])
             for child in running:
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(child.process.pid, sig)
             sent = time.monotonic()
             for child in running:
-                wait_s = child.spec.stop_timeout_s if sig == signal.SIGTERM else 2.0
+                wait_s = child.stop_timeout_s if sig == signal.SIGTERM else 2.0
                 if wait_s > 10.0 and child.process.poll() is None:
-                    self.output(f"[runner] waiting up to {wait_s:g} s for {child.spec.name} to finish")
+                    self.output(f"[runner] waiting up to {wait_s:g} s for {child.name} to finish")
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     child.process.wait(max(0.0, sent + wait_s - time.monotonic()))
         for child in self._children:
             child.pump.join(timeout=1.0)
         self._tmp.cleanup()
-        return {c.spec.name: c.process.poll() for c in self._children}
+        return {m.name: c.process.poll() for c in self._children for m in c.members}
 
     def print_stacks(self, names: Sequence[str], settle_s: float = 0.5) -> None:
         """Have ROS nodes print their threads' Python stacks into the output (SIGUSR1, g1_teleop.ros.node_main;
         they run on; other processes are left alone); wait ``settle_s`` for the lines."""
         for child in self._children:
-            if child.spec.name in names and child.spec.ros:
+            if set(names) & {child.name, *(m.name for m in child.members)} and child.members[0].ros:
                 with contextlib.suppress(ProcessLookupError):
                     child.process.send_signal(signal.SIGUSR1)
         time.sleep(settle_s)

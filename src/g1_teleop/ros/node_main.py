@@ -26,7 +26,7 @@ import os
 import signal
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import rclpy
@@ -107,47 +107,53 @@ def spin(executor: Executor, stop: StopOnSignal, refused: Callable[[Exception], 
             refused(exc)
 
 
-def run(node_factory: Callable[[], Node], args: list[str] | None = None) -> None:
-    """Init, spin on one thread (make_executor's executor; it follows /clock with use_sim_time), shut down
-    cleanly.
+def run(node_factories: Callable[[], Node] | Sequence[Callable[[], Node]], args: list[str] | None = None) -> None:
+    """Init, build the node (or, a container's, each node in turn), spin on one thread (make_executor's executor;
+    it follows /clock with use_sim_time), shut down cleanly.
 
     A node that cannot start (bad parameter, missing file) exits with code 2 and one log line. SIGINT or
     SIGTERM end it as a normal stop, exit code 0 (see the module docstring).
     """
+    factories = [node_factories] if callable(node_factories) else list(node_factories)
     stop_with_runner()
     faulthandler.register(signal.SIGUSR1, all_threads=True)
     stop = StopOnSignal()
     executor: Executor | None = None
-    node = None
+    nodes: list[Node] = []
     code = 0
     try:
         rclpy.init(args=args if args is not None else sys.argv, signal_handler_options=SignalHandlerOptions.NO)
         executor = make_executor()
-        node = node_factory()
-        executor.add_node(node)
-        if (not_fifo := fifo_from_environment(node.get_name())) is not None:  # (its start-up at normal priority)
-            node.get_logger().warning(not_fifo)
-        refused = ClockRefusals(node)
-        guard_time_source(node, refused)
-        spin(executor, stop, refused)
+        refusals = []
+        for factory in factories:
+            node = factory()
+            nodes.append(node)
+            executor.add_node(node)
+            if (not_fifo := fifo_from_environment(node.get_name())) is not None:  # (its start-up at normal priority)
+                node.get_logger().warning(not_fifo)
+            refusals.append(ClockRefusals(node))
+            guard_time_source(node, refusals[-1])
+        spin(executor, stop, refusals[0])
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except Exception as exc:
-        if node is None and isinstance(exc, (ConfigError, FileNotFoundError, ValueError)):
-            rclpy.logging.get_logger("g1_teleop").fatal(f"cannot start: {exc}")
+        if len(nodes) < len(factories) and isinstance(exc, (ConfigError, FileNotFoundError, ValueError)):
+            failed = factories[len(nodes)]  # (its logger: the node module's name, the node's own)
+            rclpy.logging.get_logger(getattr(failed, "__module__", "g1_teleop").rpartition(".")[2]).fatal(
+                f"cannot start: {exc}")
             code = 2
         else:
             raise
     finally:
-        _shutdown(executor, node)
+        _shutdown(executor, nodes)
     if code:
         sys.exit(code)
 
 
-def _shutdown(executor: Executor | None, node: Node | None) -> None:
+def _shutdown(executor: Executor | None, nodes: list[Node]) -> None:
     if executor is not None:
         executor.shutdown()
-    if node is not None:
+    for node in reversed(nodes):
         node.destroy_node()
     if rclpy.ok():
         rclpy.shutdown()

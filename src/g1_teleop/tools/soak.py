@@ -7,7 +7,9 @@ each time it ends. Every ``interval_s`` it prints one line of figures of that in
 
 * ``rss_mb``: the resident memory of every process of the graph (hw_bridge's LowCmd process as ``hw_bridge/lowcmd``);
 * ``joint_command``: arrivals at this process, their period p99 (ms) and ``misses`` (periods over 1.5 × 20 ms);
-* ``lowcmd``: LowCmd arrivals at a probe on the robot's domain, period p99 (ms) and ``misses`` (over 2 × 2 ms);
+* ``lowcmd``: every LowCmd the bridge wrote (a probe on the robot's domain takes them from a reader 0.5 s deep
+  between its spins: none is lost, as one listener call per LowCmd would lose some on a busy machine), the period p99
+  between their write times (DDS source timestamps, ms) and ``misses`` (over 2 × 2 ms);
 * ``trips``: safety transitions to DAMP since ACTIVE (goal 0), and the bridge's state (a ramp the bridge damped
   during bring-up, started again, is counted apart as ``bring_up_trips``);
 * ``sched_fifo``: the processes running at real-time priority (``--priority``);
@@ -40,6 +42,7 @@ from g1_teleop.tools.virtual_graph import Operator, VirtualGraphConfig, virtual_
 ROS_DOMAIN_ID = 229  # the soak's own domains: never a robot's (0), the tests' (1–200) or the benches' (230, 231);
 ROBOT_DOMAIN_ID = 228  # DDS ports (7400 + 250 · domain + …) leave nothing above 232
 COMMAND_PERIOD_S, LOWCMD_PERIOD_S = 0.02, 0.002
+LOWCMD_HISTORY, LOWCMD_TAKE_S = 250, 0.1  # the probe's reader keeps 0.5 s of LowCmds; taken every 0.1 s
 STRESS_TIMEOUT_MARGIN_S = 300.0  # stress-ng ends by itself this long after the soak's duration (bring-up, a crash)
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d*)?)\s*(h|m|s)?\s*$")
 
@@ -78,7 +81,7 @@ class SoakConfig:
 
 @dataclass
 class _Arrivals:
-    """Arrival times (monotonic s) of one stream since the last take."""
+    """The times (s, one clock per stream) of one stream's messages since the last take."""
 
     times: list[float] = field(default_factory=list)
     last: float | None = None
@@ -223,8 +226,8 @@ def run_soak(cfg: SoakConfig, emit: Callable[[str], None] = print) -> dict:
     operator.node.create_subscription(JointState, "joint_command",
                                       lambda _: commands.times.append(time.monotonic()), QOS_COMMAND)
     lowcmds = _Arrivals()
-    robot_dds = RobotDds(cfg.robot_domain_id, "lo")  # arrival times only: decoding 500 LowCmds a second costs CPU
-    robot_dds.raw_reader(TOPIC_LOWCMD, on_samples=lambda samples, t: lowcmds.times.extend(t for _ in samples))
+    robot_dds = RobotDds(cfg.robot_domain_id, "lo")  # write times only: decoding 500 LowCmds a second costs CPU
+    lowcmd_reader = robot_dds.raw_reader(TOPIC_LOWCMD, history=LOWCMD_HISTORY)
     intervals: list[dict] = []
     stress_cpu_percent = None
     bring_up_trips = 0
@@ -242,7 +245,7 @@ def run_soak(cfg: SoakConfig, emit: Callable[[str], None] = print) -> dict:
         emit(f"soak: ACTIVE against the virtual robot, controller {cfg.controller}, scenario {cfg.scenario} "
              f"({scenario_s:g} s, on loop) for {cfg.duration_s:g} s{loaded}; a line every {cfg.interval_s:g} s")
         start = next_play = time.monotonic()
-        commands.times.clear(), lowcmds.times.clear()  # (the figures are those of ACTIVE)
+        commands.times.clear(), lowcmd_reader.take_timed()  # (the figures are those of ACTIVE)
         stress_cpu_s = 0.0
         while len(intervals) * cfg.interval_s < cfg.duration_s - 1e-9:
             now = time.monotonic()
@@ -251,7 +254,8 @@ def run_soak(cfg: SoakConfig, emit: Callable[[str], None] = print) -> dict:
                 next_play = now + scenario_s
             boundary = start + (len(intervals) + 1) * cfg.interval_s
             if now < boundary:
-                operator.spin_for(min(next_play, boundary) - now)
+                operator.spin_for(min(next_play, boundary, now + LOWCMD_TAKE_S) - now)
+                lowcmds.times.extend(t for _, t in lowcmd_reader.take_timed())
                 continue
             trips = operator.trip_lines()[bring_up_trips:]
             figures = {"t_s": round(now - start, 1), "state": operator.bridge_state, "trips": len(trips),

@@ -14,8 +14,8 @@ BENCHMARKS: dict[str, tuple[str, str, str]] = {
     "retarget": ("retarget", "bench_retarget", "retargeting on known motions (whole body: GMR's method), with mink"),
     "hands": ("hands", "bench_hands", "Dex3 hand retargeting (25 landmarks → 7 joints) per second per hand, pinch"),
     "sim": ("sim", "bench_sim", "simulator core: control period time, real-time factor"),
-    "graph": ("graph", "bench_graph", "lockstep graph: real-time factor, each hop's wall time and each node's CPU "
-              "time per control period"),
+    "graph": ("graph", "bench_graph", "lockstep graph: real-time factor, each hop's wall time and each process's CPU "
+              "time per control period; the same with a process per node"),
     "policy": ("policy", "bench_policy", "50 Hz lower-body step and the real-time command period"),
     "lowcmd": ("lowcmd", "bench_lowcmd", "hw_bridge's LowCmd path against the virtual robot"),
     "damping": ("damping", "bench_damping", "policy killed / ROS side stopped → first damping LowCmd at the robot"),

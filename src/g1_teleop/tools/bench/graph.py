@@ -5,8 +5,10 @@ sim_bridge's joint_states → xr_input's wrist sample (on /clock) → retarget's
 joint_command → sim_bridge's four physics steps and the next joint_states. Every message of a period carries the
 period's stamp, and DDS gives each its publisher's wall time (source timestamp), so the wall time of each hop is
 measured per period without touching the nodes. Beside it, each process's CPU time per period (user + system,
-its threads included: DDS's too) and the real-time factor. This process listens with deep queues: its own CPU
-shares the machine's cores with the graph's, as a recorder's does in `g1-teleop sim`.
+its threads included: DDS's too; ``control``: the container that runs sim_bridge, xr_input, retarget and the policy
+on one thread) and the real-time factor. Then the same graph with a process per node (``compose:=false``): its
+real-time factor, CPU per period and period wall time as ``processes_*``. This process listens with deep queues: its
+own CPU shares the machine's cores with the graph's, as a recorder's does in `g1-teleop sim`.
 """
 
 from __future__ import annotations
@@ -35,21 +37,32 @@ def _cpu_s(pid: int) -> float:
 
 
 def bench_graph(seconds: float = 20.0, domain_id: int = GRAPH_BENCH_DOMAIN_ID) -> dict[str, float]:
-    """The lockstep graph over ``seconds`` of wall time after a warm-up: real-time factor, each hop's wall time per
-    period (p50/p99, ms), the period's wall time, and each node's CPU time per period (ms)."""
+    """The lockstep graph over ``seconds`` of wall time after a warm-up, composed (as `g1-teleop sim` runs it) and a
+    process per node (``processes_*``): see the module docstring."""
+    figures = measure_graph(seconds, domain_id, compose=True)
+    separate = measure_graph(seconds, domain_id, compose=False)
+    figures.update({f"processes_{name}": separate[name]
+                    for name in ("realtime_factor", "period_wall_p50_ms", "cpu_per_period_total_ms")})
+    return figures
+
+
+def measure_graph(seconds: float, domain_id: int, compose: bool) -> dict[str, float]:
+    """One lockstep graph over ``seconds`` of wall time after a warm-up: real-time factor, each hop's wall time per
+    period (p50/p99, ms), the period's wall time, and each process's CPU time per period (ms)."""
     import rclpy
     from geometry_msgs.msg import PoseStamped
     from rclpy.executors import SingleThreadedExecutor
     from sensor_msgs.msg import JointState
 
-    from g1_teleop.launching.graph_description import load_graph
+    from g1_teleop.launching.graph_description import load_graph, processes
     from g1_teleop.launching.process_runner import GraphProcesses
     from g1_teleop.ros.messages import stamp_ns
     from g1_teleop.ros.qos import QOS_OBSERVER, QOS_SENSOR
 
     env = {"ROS_DOMAIN_ID": str(domain_id), "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}
     log: list[str] = []
-    graph = GraphProcesses(load_graph("sim").resolve({"lockstep": "true"}), env=env, output=log.append)
+    nodes = load_graph("sim").resolve({"lockstep": "true", "compose": str(compose).lower()})
+    graph = GraphProcesses(nodes, env=env, output=log.append)
     context = rclpy.Context()
     rclpy.init(context=context, domain_id=domain_id)
     node = rclpy.create_node("bench_graph", context=context)
@@ -66,7 +79,7 @@ def bench_graph(seconds: float = 20.0, domain_id: int = GRAPH_BENCH_DOMAIN_ID) -
         node.create_subscription(msg_type, topic, keep(topic), qos)
     executor = SingleThreadedExecutor(context=context)
     executor.add_node(node)
-    names = [n.name for n in graph.nodes]
+    names = [members[0].container or members[0].name for members in processes(nodes)]
     cpu: list[dict[str, float]] = []
     window: list[int] = []  # wall times (ns) of the measurement's start and end
 
