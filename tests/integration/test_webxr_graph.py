@@ -174,7 +174,7 @@ def graph_nodes(cert_dir: str, hands_port: int, controllers_port: int) -> list[N
     xr_input = next(n for n in nodes if n.name == "xr_input")
     hands = dataclasses.replace(xr_input, parameters={**xr_input.parameters, "host": "127.0.0.1",
                                                       "cert_dir": cert_dir})
-    controllers = dataclasses.replace(hands, name="xr_input_controllers", required=False, parameters={
+    controllers = dataclasses.replace(hands, name="xr_input_controllers", required=False, container="", parameters={
         **hands.parameters, "port": controllers_port, "input": "controllers"})
     return [n for n in nodes if n.name != "xr_input"] + [hands, controllers]
 

@@ -135,3 +135,7 @@ def test_a_container_addresses_each_node_and_takes_ros_nodes_only(tmp_path):
                     "container: c}\n")
     with pytest.raises(GraphError, match=r"container 'c': its nodes ask different niceness \[5, 0\]"):
         processes(load_graph(str(path)).resolve())
+    path.write_text("nodes:\n  - {executable: policy, container: c}\n"
+                    "  - {executable: policy, name: p2, container: c}\n")
+    with pytest.raises(GraphError, match=r"container 'c': two nodes of one executable \(\['policy', 'policy'\]\)"):
+        processes(load_graph(str(path)).resolve())

@@ -229,4 +229,8 @@ def processes(nodes: Sequence[NodeSpec]) -> list[tuple[NodeSpec, ...]]:
     for name, members in groups.items():
         if len({m.nice for m in members}) > 1:
             raise GraphError(f"container {name!r}: its nodes ask different niceness {[m.nice for m in members]}")
+        executables = [m.executable for m in members]
+        if len(set(executables)) < len(executables):  # (ROS arguments address a node by its executable's name)
+            raise GraphError(f"container {name!r}: two nodes of one executable ({executables}); run one of them in "
+                             "a process of its own (container: '')")
     return [tuple(members) for members in groups.values()]

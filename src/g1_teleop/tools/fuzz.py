@@ -48,7 +48,8 @@ PHASES = {"baseline": (), "state": ("joint_states", "imu", "/clock"),
           "sim_bridge": ("joint_command",)}
 SERVICES = ("teleop/squat", "teleop/locomotion")
 BURST = 20  # messages per burst, at 1 kHz
-_NODE = re.compile(r"\[([^\]\s]+)")  # the runner's prefix of a node's line
+# The logger of a node's log line, the node's name (rclpy's "[name]: "; a container's nodes share the runner's prefix)
+_NODE = re.compile(r"\[([^\]\s]+)\]: ")
 NEGATIVE_CLOCKS = 5
 
 
@@ -374,7 +375,7 @@ def _log_figures(lines: list[tuple[float, str]], start: float, end: float) -> di
     """Each node's log lines per wall second over [start, end): the most in any second."""
     counts: dict[str, Counter] = defaultdict(Counter)
     for t, line in lines:
-        match = _NODE.match(line)
+        match = _NODE.search(line)
         if match and start <= t < end:
             counts[match.group(1)][int(t - start)] += 1
     return {f"log_lines_per_s_max_{name}": max(c.values()) for name, c in sorted(counts.items())}
@@ -533,7 +534,7 @@ def _fuzz_phase(phase: str, drawn: dict[str, list[Any]], publishers: dict[str, A
                 "policy_refused_clock": _literal(policy_status.get("refused_clock", "{}")),
                 "policy_skipped_ticks": _literal(policy_status.get("skipped_ticks", "0"))})
     if "/clock" in topics:
-        refused = [_NODE.match(line) for t, line in lines
+        refused = [_NODE.search(line) for t, line in lines
                    if "refused by rclpy's time source" in line and start <= t <= end + 1.0]
         out["nodes_that_refused_negative_clock"] = sorted({m.group(1) for m in refused if m})
     return {f"{phase}_{key}": value for key, value in out.items()}
