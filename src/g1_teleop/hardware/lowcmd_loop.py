@@ -11,8 +11,12 @@ Dex3 hands, :class:`~g1_teleop.hardware.dex3_dds.HandDds` follows the body's sta
 targets; to it: the LowStates to publish (decimated to ``state_publish_rate_hz`` and ``joy_publish_rate_hz``),
 the hands' states, the answers, the reports and the figures.
 
-Threads: the loop, and CycloneDDS's listener (LowState → the latest sample, remote combinations, states for
-the ROS side). They share immutable samples by reference and a queue of operator requests.
+The loop takes the newest LowState at the start of each tick (the reader keeps only the newest, as the SDK's
+channels do) instead of having CycloneDDS's listener thread call into Python for each one: at 500 Hz each such call
+woke a second thread of this process, which then competed with the loop for the interpreter. A LowState counts as
+received when the loop takes it, within a period of its arrival; a listener's timestamp was the time its call ran,
+as late as the loop when the process is starved. Threads: the loop (and, with Dex3 hands, CycloneDDS's listener
+for their states); they share immutable samples by reference and a queue of operator requests.
 """
 
 from __future__ import annotations
@@ -102,8 +106,8 @@ class LowCmdLoop:
         self.dds = RobotDds(cfg.robot_domain_id, cfg.network_interface)
         self._lowcmd = self.dds.raw_writer(TOPIC_LOWCMD)
         self._encoder = LowCmdEncoder()
-        # (the SDK's Python deserialiser costs ~0.4 ms a LowState: raw bytes, the newest of each delivery)
-        self.dds.raw_reader(TOPIC_LOWSTATE, on_samples=lambda samples, t: self.on_lowstate(samples[-1], t))
+        # (the SDK's Python deserialiser costs ~0.4 ms a LowState: raw bytes, the newest, taken by the loop)
+        self._lowstate = self.dds.raw_reader(TOPIC_LOWSTATE)
         self.hands = HandDds(self.dds, setup.dex3, cfg.dex3_rate_hz, self.problem, self.forward) \
             if setup.dex3 else None
 
@@ -141,9 +145,19 @@ class LowCmdLoop:
             if not self.link.send(message, block=False):
                 self.counts["states_not_forwarded"] += 1
 
-    # -- robot state (CycloneDDS listener thread) --------------------------------------------------
+    # -- robot state (loop thread) ---------------------------------------------------------------
+    def read_lowstate(self, now_s: float) -> None:
+        """Take the newest rt/lowstate, if one came since the last tick; it counts as received ``now_s``."""
+        try:
+            samples = self._lowstate.take()
+        except DdsError as exc:
+            self.problem("lowstate_take", f"could not take rt/lowstate: {exc}")
+            return
+        if samples:
+            self.on_lowstate(samples[-1], now_s)
+
     def on_lowstate(self, sample: bytes, received_s: float) -> None:
-        """One rt/lowstate sample (CDR bytes) and when it arrived (time.monotonic)."""
+        """One rt/lowstate sample (CDR bytes) and when it was received (time.monotonic)."""
         try:
             packed = lowstate_from_cdr(sample)
         except ValueError as exc:
@@ -220,6 +234,7 @@ class LowCmdLoop:
         while damp_until is None or time.monotonic() < damp_until:
             pacer.wait()
             start, cpu = time.monotonic(), time.thread_time()
+            self.read_lowstate(start)
             self.read_link()  # (just before the tick: a command waits for at most one period)
             if damp_until is None and self._stop_reason is not None:
                 self._requests.append(msg.Request(OperatorEvent(OperatorAction.ESTOP, self._stop_reason)))

@@ -176,7 +176,7 @@ def main(fd: int) -> int:
     if priority and (refused := use_fifo_scheduling(priority, "the LowCmd process")) is not None:
         loop.problem("sched_fifo", refused)
     signal.signal(signal.SIGTERM, lambda *_: loop.stop("bridge shutdown"))
-    sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)  # the loop waits at most this long for the listener thread
+    sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)  # the loop waits at most this long for another thread (Dex3's)
     link.send(msg.Ready(os.getpid()))
     try:
         loop.run()
