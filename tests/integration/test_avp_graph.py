@@ -1,7 +1,7 @@
 """Apple Vision Pro's app stream drives the simulated graph: a fake Vision Pro app (tests/support/fake_vision_pro.py,
 a separate process serving avp-stream's own generated gRPC service) streams an operator's head, wrists and 25 hand
-joints per side in the app's own wrist axes; the simulation graph (lockstep, every node a process over DDS) runs
-with ``source:=avp dex3:=true``.
+joints per side in the app's own wrist axes; the simulation graph (real time, as a live operator runs it; its nodes
+over DDS) runs with ``source:=avp dex3:=true``.
 
 Checked: the discovery request the app receives (marker 888, avp-stream's version code), xr/status connected, the
 clutch waits for the operator, then after teleop/engage the robot's wrists follow the operator's motion, the

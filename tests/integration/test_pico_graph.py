@@ -2,7 +2,7 @@
 (tests/support/fake_pico_service.py, a separate process serving PXREAService.EAService as the SDK expects it) streams
 an operator's head, controllers, hands and body points; the real, unmodified ``xrobotoolkit_sdk`` in xr_input reads
 them (pointed at the fake's port by a PXREASetting.ini in the working directory, as the SDK reads it); the simulation
-graph (lockstep, every node a process over DDS) runs with ``source:=pico xr_input_mode:=controllers``.
+graph (lockstep, its nodes over DDS) runs with ``source:=pico xr_input_mode:=controllers``.
 
 Checked: xr/status connected, the clutch waits for the operator, both grips held engage it (the controllers' Joy
 layout end to end), the robot's wrists then follow the operator's motion, the body points reach xr/body in

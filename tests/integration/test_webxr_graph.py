@@ -1,4 +1,4 @@
-"""A live operator end to end: the simulation graph (lockstep, every node a process over DDS) with ``source:=webxr``,
+"""A live operator end to end: the simulation graph (lockstep, its nodes over DDS) with ``source:=webxr``,
 driven by a simulated headset page speaking vuer's real protocol (msgpackr events over a TLS WebSocket,
 ``operator.webxr_client``) to xr_input's WebXR server.
 
