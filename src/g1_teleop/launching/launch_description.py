@@ -72,8 +72,9 @@ def graph_launch_description(graph_name: str) -> LaunchDescription:
             required = [m.name for m in members if m.required]
             on_exit = Shutdown(reason=f"required node {required[0]} exited") if required else None
             prefix = f"nice -n {spec.nice}" if spec.nice else None
-            stopping = {"sigterm_timeout": str(max(m.stop_timeout_s for m in members))}  # Ctrl-C → SIGINT, then
-            if len(members) > 1:  # SIGTERM after this
+            # Ctrl-C → SIGINT, then SIGTERM after this
+            stopping = {"sigterm_timeout": str(max(m.stop_timeout_s for m in members))}
+            if len(members) > 1:  # a container: its command line and params file as the pip runner makes them
                 params_file = Path(tempfile.mkdtemp(prefix="g1_teleop_launch_")) / f"{spec.container}.yaml"
                 params_file.write_text(yaml.safe_dump(params_document(members)))
                 actions.append(ExecuteProcess(cmd=container_command(members, params_file), name=spec.container,
