@@ -89,8 +89,9 @@ class KeyboardTeleop:
 
 @contextmanager
 def terminal_keys(fd: int) -> Iterator[Callable[[float], list[str] | None]]:
-    """The terminal on ``fd`` in cbreak mode (keys without Enter, no echo; Ctrl-C still interrupts), restored
-    on exit. Yields read(timeout_s): the keys typed within that time, None when the terminal closed."""
+    """The terminal on ``fd`` in cbreak mode (keys without Enter, no echo; Ctrl-C still interrupts; what was typed
+    before is dropped), restored on exit. Yields read(timeout_s): the keys typed within that time, None when the
+    terminal closed."""
     saved = termios.tcgetattr(fd)
     tty.setcbreak(fd)
 
@@ -133,9 +134,12 @@ def run(namespace: str, rate_hz: float, command: KeyCommand) -> int:
         teleop = KeyboardTeleop(session, rate_hz, command)
         spinner = threading.Thread(target=session.executor.spin, daemon=True)
         spinner.start()
-        print(f"{HELP}\ncmd_vel at {rate_hz:g} Hz on {session.resolve('cmd_vel')} ({session.where()})", flush=True)
         try:
             with terminal_keys(sys.stdin.fileno()) as read_keys:
+                # The banner once keys are read: a key typed between a banner printed first and cbreak mode, which
+                # drops what was typed before it, was lost (a CI run).
+                print(f"{HELP}\ncmd_vel at {rate_hz:g} Hz on {session.resolve('cmd_vel')} ({session.where()})",
+                      flush=True)
                 drive(teleop, read_keys)
         except KeyboardInterrupt:
             pass
