@@ -234,3 +234,8 @@ def processes(nodes: Sequence[NodeSpec]) -> list[tuple[NodeSpec, ...]]:
             raise GraphError(f"container {name!r}: two nodes of one executable ({executables}); run one of them in "
                              "a process of its own (container: '')")
     return [tuple(members) for members in groups.values()]
+
+
+def process_name(members: Sequence[NodeSpec]) -> str:
+    """The name of one process of :func:`processes`: its container's when it runs several nodes, else its node's."""
+    return members[0].container if len(members) > 1 else members[0].name

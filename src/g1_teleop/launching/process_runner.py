@@ -27,7 +27,7 @@ import yaml
 from g1_teleop.core.process_lifetime import RUNNER_PID_ENV
 from g1_teleop.core.realtime_priority import SCHED_FIFO_ENV
 from g1_teleop.launching.dds_discovery import discovery_environment
-from g1_teleop.launching.graph_description import NodeSpec, processes
+from g1_teleop.launching.graph_description import NodeSpec, process_name, processes
 
 
 def process_command(members: Sequence[NodeSpec], params_file: Path, namespace: str = "") -> list[str]:
@@ -85,7 +85,7 @@ class _Child:
 
     @property
     def name(self) -> str:
-        return self.members[0].container or self.members[0].name
+        return process_name(self.members)
 
     @property
     def stop_timeout_s(self) -> float:
@@ -123,7 +123,7 @@ class GraphProcesses:
 
     def _spawn(self, members: tuple[NodeSpec, ...]) -> _Child:
         spec = members[0]
-        name = spec.container or spec.name
+        name = process_name(members)
         params_file = Path(self._tmp.name) / f"{name}.yaml"
         params_file.write_text(yaml.safe_dump(params_document(members)))
         process = subprocess.Popen(
@@ -136,7 +136,7 @@ class GraphProcesses:
             bufsize=1,
             start_new_session=True,  # our signal handling decides when children stop
         )
-        width = max(len(n.container or n.name) for n in self.nodes)
+        width = max(len(process_name(m)) for m in processes(self.nodes))
         pump = threading.Thread(target=self._pump, args=(process.stdout, f"[{name.ljust(width)}] "), daemon=True)
         pump.start()
         return _Child(members, process, pump)

@@ -54,7 +54,7 @@ def measure_graph(seconds: float, domain_id: int, compose: bool) -> dict[str, fl
     from rclpy.executors import SingleThreadedExecutor
     from sensor_msgs.msg import JointState
 
-    from g1_teleop.launching.graph_description import load_graph, processes
+    from g1_teleop.launching.graph_description import load_graph, process_name, processes
     from g1_teleop.launching.process_runner import GraphProcesses
     from g1_teleop.ros.messages import stamp_ns
     from g1_teleop.ros.qos import QOS_OBSERVER, QOS_SENSOR
@@ -79,7 +79,7 @@ def measure_graph(seconds: float, domain_id: int, compose: bool) -> dict[str, fl
         node.create_subscription(msg_type, topic, keep(topic), qos)
     executor = SingleThreadedExecutor(context=context)
     executor.add_node(node)
-    names = [members[0].container or members[0].name for members in processes(nodes)]
+    names = [process_name(members) for members in processes(nodes)]
     cpu: list[dict[str, float]] = []
     window: list[int] = []  # wall times (ns) of the measurement's start and end
 
