@@ -104,6 +104,45 @@ def test_the_eyes_follow_the_base(renderer, robot) -> None:
     np.testing.assert_allclose(renderer.world_T_camera("left"), transform(p, q) @ pelvis_T_camera, atol=1e-9)
 
 
+def test_the_floor_drawn_as_a_few_quads_looks_as_mujocos_infinite_plane(renderer, robot, reach_q) -> None:
+    """The renderer's floor (a finite plane of PLANE_CELLS quads a side) against the floor MuJoCo draws for the
+    model's infinite plane (a fresh render context made from the original plane size: MuJoCo builds a plane's grid
+    with the context)."""
+    import mujoco
+
+    floor = renderer.model.geom("floor").id
+    reach_m = renderer.model.vis.map.zfar * renderer.model.stat.extent
+    half = np.ceil(reach_m / 0.2) * 0.2  # a whole number of the floor's texture periods (texrepeat 5 per metre)
+    np.testing.assert_allclose(renderer.model.geom_size[floor], [half, half, half])
+    renderer.set_pose(reach_q)
+    coarse = {side: renderer.render(side).astype(int) for side in ("left", "right")}
+    renderer.model.geom_size[floor] = [0.0, 0.0, 0.05]  # the model's infinite plane (core.mujoco_model)
+    renderer._mjr.free()
+    renderer._mjr = mujoco.MjrContext(renderer.model, mujoco.mjtFontScale.mjFONTSCALE_100)
+    mujoco.mjr_setBuffer(mujoco.mjtFramebuffer.mjFB_OFFSCREEN, renderer._mjr)
+    try:
+        for side, image in coarse.items():
+            fine = renderer.render(side).astype(int)
+            difference = np.abs(image - fine).max(axis=2)
+            # the checkers in phase (a half-period shift differs by 26 levels on a quarter of the pixels); the
+            # shading within a few levels (lit at the quads' corners: MuJoCo's fixed-function lighting)
+            assert (difference > 16).mean() < 0.001 and difference.mean() < 3.0, (side, difference.mean())
+    finally:
+        renderer.model.geom_size[floor] = [half, half, half]
+        renderer._mjr.free()
+        renderer._mjr = mujoco.MjrContext(renderer.model, mujoco.mjtFontScale.mjFONTSCALE_100)
+        mujoco.mjr_setBuffer(mujoco.mjtFramebuffer.mjFB_OFFSCREEN, renderer._mjr)
+
+
+def test_a_plane_is_drawn_with_few_quads_to_the_horizon() -> None:
+    size = eye_renderer.coarse_plane_size
+    np.testing.assert_allclose(size(np.array([0.0, 0.0, 0.05]), 1600.0, np.zeros(2)), [1600.0, 1600.0, 1600.0])
+    np.testing.assert_allclose(size(np.array([0.0, 0.0, 0.05]), 1600.1, np.array([0.2, 0.3])),
+                               [1600.2, 1600.2, 1600.2])  # whole texture periods
+    np.testing.assert_allclose(size(np.array([5.0, 2.0, 0.05]), 1600.0, np.zeros(2)), [5.0, 2.0, 5.0])  # finite
+    np.testing.assert_allclose(size(np.array([3.0, 0.0, 0.1]), 1600.0, np.zeros(2)), [3.0, 1600.0, 1600.0])
+
+
 def test_a_model_without_eye_cameras_is_refused_in_one_line(robot, mj_model) -> None:
     import dataclasses
 
