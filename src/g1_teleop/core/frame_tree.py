@@ -104,5 +104,17 @@ class FrameTree:
         return placements
 
     def _transforms(self, placements: dict[str, np.ndarray], fixed: bool) -> tuple[Transform, ...]:
-        return tuple((e.parent, e.child, np.linalg.solve(placements[e.parent], placements[e.child]))
-                     for e in self.edges if e.fixed == fixed)
+        """parent_T_child of the (fixed or moving) edges: root_T_parent⁻¹ · root_T_child, rigid inverses in one
+        batch (R_pᵀ R_c, R_pᵀ (t_c − t_p))."""
+        edges = [e for e in self.edges if e.fixed == fixed]
+        if not edges:
+            return ()
+        root_T_parent = np.stack([placements[e.parent] for e in edges])
+        root_T_child = np.stack([placements[e.child] for e in edges])
+        parent_R_root = root_T_parent[:, :3, :3].transpose(0, 2, 1)
+        parent_T_child = np.zeros_like(root_T_child)
+        parent_T_child[:, :3, :3] = parent_R_root @ root_T_child[:, :3, :3]
+        root_p_parent_child = root_T_child[:, :3, 3] - root_T_parent[:, :3, 3]
+        parent_T_child[:, :3, 3] = np.einsum("nij,nj->ni", parent_R_root, root_p_parent_child)
+        parent_T_child[:, 3, 3] = 1.0
+        return tuple((e.parent, e.child, T) for e, T in zip(edges, parent_T_child, strict=True))

@@ -19,8 +19,10 @@ Publishes, from the robot model (g1_teleop.core.frame_tree):
   the reached hand points (left_ee, right_ee of joint_states).
 
 The inputs are taken ``rate_hz`` times a second of the wall clock, each topic's newest message
-(g1_teleop.ros.polled_subscription): a display needs no more, and taking every 200 Hz state and IMU sample cost this
-node a third of a core of the two a small machine has, which the policy then lacked.
+(g1_teleop.ros.polled_subscription), and what they give goes out in one /tf message: a display needs no more, and
+taking every 200 Hz state and IMU sample cost this node a third of a core of the two a small machine has, which the
+policy then lacked. The links' transforms and the markers are computed only while someone subscribes to them, into
+messages made once and refilled (ros.tf_messages.FixedFrameTransforms, ros.wrist_markers.WristMarkers).
 
 ``links`` false leaves robot_description, /tf_static and the links to robot_state_publisher (on a ROS
 distribution the launch files start it for a URDF model) and publishes the rest.
@@ -33,7 +35,7 @@ from functools import partial
 
 import numpy as np
 from builtin_interfaces.msg import Time
-from geometry_msgs.msg import PoseStamped
+from geometry_msgs.msg import PoseStamped, TransformStamped
 from nav_msgs.msg import Odometry
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
@@ -56,8 +58,8 @@ from g1_teleop.ros.operator_messages import HAND_FRAMES
 from g1_teleop.ros.parameters import declare_config
 from g1_teleop.ros.polled_subscription import LatestInputs
 from g1_teleop.ros.qos import QOS_LATCHED, QOS_SENSOR, QOS_STATE, QOS_TF, QOS_TF_STATIC
-from g1_teleop.ros.tf_messages import TFMessage, tf_message
-from g1_teleop.ros.wrist_markers import REACHED, SIDES, TARGET, wrist_markers
+from g1_teleop.ros.tf_messages import FixedFrameTransforms, TFMessage, tf_message
+from g1_teleop.ros.wrist_markers import REACHED, SIDES, TARGET, WristMarkers
 
 BASE_POSES = ("odom", "imu", "none")
 WORLD, XR_WORLD = "world", "xr_world"
@@ -101,6 +103,9 @@ class RobotState(Node):
             T[:3, :3] = WRIST_R_HAND[side]
         self.warn = WarnOnce(self)
         self.published = 0
+        self.links = FixedFrameTransforms([(parent, child) for parent, child, _ in self.tree.moving(robot.default_q)])
+        self.pending: list[TransformStamped] = []  # this tick's transforms, one /tf message
+        self.markers = WristMarkers()
         self.pub_tf = self.create_publisher(TFMessage, "/tf", QOS_TF)
         self.pub_markers = self.create_publisher(MarkerArray, "teleop/wrist_markers", QOS_STATE)
         described = "links off"
@@ -109,7 +114,7 @@ class RobotState(Node):
                                                  else urdf_of(robot, self.tree, pin_model))
         inputs = self.inputs = LatestInputs(self, polled=cfg.rate_hz > 0)  # in this order: the IMU's needs the joints
         if inputs.polled:
-            self.create_timer(1.0 / cfg.rate_hz, inputs.poll, clock=Clock(clock_type=ClockType.STEADY_TIME))
+            self.create_timer(1.0 / cfg.rate_hz, self.tick, clock=Clock(clock_type=ClockType.STEADY_TIME))
         inputs.subscribe(JointState, "joint_states", QOS_STATE, self.on_joint_states)
         if cfg.base_pose == "odom":
             inputs.subscribe(Odometry, "odom", QOS_STATE, self.on_odom)
@@ -131,9 +136,26 @@ class RobotState(Node):
         self.pub_description.publish(String(data=urdf))
         return f"{len(self.tree.static)} fixed frames and robot_description ({len(urdf)} characters of URDF)"
 
-    def publish(self, transforms: list[Transform], stamp: Time) -> None:
-        self.pub_tf.publish(tf_message(transforms, stamp))
-        self.published += 1
+    def tick(self) -> None:
+        """The polled inputs' newest messages, their transforms in one /tf message."""
+        self.inputs.poll()
+        self.flush()
+
+    def add(self, transforms: list[TransformStamped]) -> None:
+        """Transforms for /tf: with this tick's (polled), or at once (an input's every message)."""
+        self.pending += transforms
+        if not self.inputs.polled:
+            self.flush()
+
+    def add_transforms(self, transforms: list[Transform], stamp: Time) -> None:
+        if self.pub_tf.get_subscription_count():
+            self.add(tf_message(transforms, stamp).transforms)
+
+    def flush(self) -> None:
+        if self.pending:
+            self.pub_tf.publish(TFMessage(transforms=self.pending))
+            self.pending = []
+            self.published += 1
 
     def on_joint_states(self, msg: JointState, _received_s: float = 0.0) -> None:
         try:
@@ -141,29 +163,35 @@ class RobotState(Node):
         except MalformedJointMessage as exc:
             self.warn(exc.kind, f"ignored joint_states: {exc}")
             return
-        if self.cfg.links:
-            self.publish(list(self.tree.moving(self.q)), msg.header.stamp)
-        reached = [self.tree.root_T(self.q, self.ee[side]) for side in SIDES]
-        orientations = wxyz_from_matrix(np.stack([T[:3, :3] for T in reached]))
-        markers = [m for side, T, q in zip(SIDES, reached, orientations, strict=True)
-                   for m in wrist_markers(REACHED, side, T[:3, 3], q, msg.header.stamp, self.tree.root)]
+        if self.cfg.links and self.pub_tf.get_subscription_count():
+            self.add(self.links.fill([T for _, _, T in self.tree.moving(self.q)], msg.header.stamp))
+        if self.pub_markers.get_subscription_count():
+            self.publish_markers(self.q, msg.header.stamp)
+
+    def publish_markers(self, q: np.ndarray, stamp: Time) -> None:
+        """The reached wrists at ``q`` (stamped ``stamp``) and the newest targets."""
+        reached = [self.tree.root_T(q, self.ee[side]) for side in SIDES]
+        orientations = wxyz_from_matrix(np.stack([T[:3, :3] for T in reached])).tolist()
+        for side, T, wxyz in zip(SIDES, reached, orientations, strict=True):
+            self.markers.set(REACHED, side, T[:3, 3].tolist(), wxyz, stamp, self.tree.root)
         for side, target in self.targets.items():
             p, o = target.pose.position, target.pose.orientation
-            markers += wrist_markers(TARGET, side, np.array([p.x, p.y, p.z]), np.array([o.w, o.x, o.y, o.z]),
-                                     target.header.stamp, target.header.frame_id)
-        self.pub_markers.publish(MarkerArray(markers=markers))
+            self.markers.set(TARGET, side, (p.x, p.y, p.z), (o.w, o.x, o.y, o.z), target.header.stamp,
+                             target.header.frame_id)
+        self.pub_markers.publish(self.markers.message())
 
     def on_odom(self, msg: Odometry, _received_s: float = 0.0) -> None:
         p, o = msg.pose.pose.position, msg.pose.pose.orientation
-        self.publish([(msg.header.frame_id, msg.child_frame_id, transform((p.x, p.y, p.z), (o.w, o.x, o.y, o.z)))],
-                     msg.header.stamp)
+        self.add_transforms([(msg.header.frame_id, msg.child_frame_id,
+                              transform((p.x, p.y, p.z), (o.w, o.x, o.y, o.z)))], msg.header.stamp)
 
     def on_imu(self, msg: Imu, _received_s: float = 0.0) -> None:
         if self.q is None:
             return  # (the pelvis height needs the legs)
         world_q_pelvis = imu_orientation_wxyz(msg)  # the IMU frame is the pelvis's (imu_in_pelvis: identity)
         height = self.tree.pelvis_height(self.q, world_q_pelvis)
-        self.publish([(WORLD, self.tree.root, transform((0.0, 0.0, height), world_q_pelvis))], msg.header.stamp)
+        self.add_transforms([(WORLD, self.tree.root, transform((0.0, 0.0, height), world_q_pelvis))],
+                            msg.header.stamp)
 
     def on_head(self, msg: PoseStamped, _received_s: float = 0.0) -> None:
         try:
@@ -171,7 +199,8 @@ class RobotState(Node):
         except ValueError as exc:
             self.warn("head", f"ignored xr/head: {exc}")
             return
-        self.publish([(self.tree.root, msg.header.frame_id or XR_WORLD, ik_T_world(world_T_head))], msg.header.stamp)
+        self.add_transforms([(self.tree.root, msg.header.frame_id or XR_WORLD, ik_T_world(world_T_head))],
+                            msg.header.stamp)
 
     def on_wrist(self, side: str, msg: PoseStamped, _received_s: float = 0.0) -> None:
         try:
@@ -180,8 +209,8 @@ class RobotState(Node):
             self.warn(f"{side} wrist", f"ignored xr/{side}_wrist: {exc}")
             return
         self.targets[side] = msg
-        self.publish([(msg.header.frame_id or self.tree.root, HAND_FRAMES[side], target_T @ self.wrist_T_hand[side])],
-                     msg.header.stamp)
+        self.add_transforms([(msg.header.frame_id or self.tree.root, HAND_FRAMES[side],
+                              target_T @ self.wrist_T_hand[side])], msg.header.stamp)
 
 
 def main(args: list[str] | None = None) -> None:

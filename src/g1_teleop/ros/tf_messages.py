@@ -36,6 +36,29 @@ def tf_message(transforms: Sequence[tuple[str, str, np.ndarray]], stamp: Time) -
     return TFMessage(transforms=messages)
 
 
+class FixedFrameTransforms:
+    """TransformStampeds for a fixed list of (parent, child) frames, made once and refilled with each tick's
+    transforms: making a TransformStamped costs more in Python than the forward kinematics of its frame, refilling
+    one a few assignments."""
+
+    def __init__(self, frames: Sequence[tuple[str, str]]) -> None:
+        self.messages = [TransformStamped(child_frame_id=child) for _, child in frames]
+        for msg, (parent, _) in zip(self.messages, frames, strict=True):
+            msg.header.frame_id = parent
+        self._fields = [(m.header, m.transform.translation, m.transform.rotation) for m in self.messages]
+
+    def fill(self, parent_T_child: Sequence[np.ndarray], stamp: Time) -> list[TransformStamped]:
+        """The messages (the same objects each call) holding ``parent_T_child`` (4×4 each, m, in the frames'
+        order), stamped ``stamp``."""
+        matrices = np.stack(parent_T_child)
+        quaternions = wxyz_from_matrix(matrices[:, :3, :3]).reshape(-1, 4).tolist()
+        for (header, t, r), p, q in zip(self._fields, matrices[:, :3, 3].tolist(), quaternions, strict=True):
+            header.stamp = stamp
+            t.x, t.y, t.z = p
+            r.w, r.x, r.y, r.z = q
+        return self.messages
+
+
 def transform_from_msg(msg: TransformStamped) -> np.ndarray:
     """4×4 transform (m) of a TransformStamped: child in parent."""
     t, r = msg.transform.translation, msg.transform.rotation
