@@ -36,8 +36,9 @@ from g1_teleop.operator.webxr_client import (
     video_frame,
 )
 from g1_teleop.operator.webxr_server import ANSWER_WAIT_S, WebXrConfig, WebXrServer
+from g1_teleop.operator.webxr_video import SIDES
 from g1_teleop.operator.xr_frames import DEFAULT_WORLD_T_HEAD, robot_to_openxr
-from g1_teleop.ros.image_messages import QOS_IMAGE, STEREO_TOPIC, compressed_msg
+from g1_teleop.ros.image_messages import QOS_IMAGE, STEREO_TOPIC, compressed_msg, image_topics
 from g1_teleop.ros.messages import to_stamp
 from support.ports import free_port
 
@@ -174,29 +175,37 @@ def test_the_newest_frame_at_most_video_fps_and_the_samples_keep_coming(certific
     age = sorted((f.received_ns - f.stamp_ns) / 1e9 for f in frames)
     assert age[len(age) // 2] < 0.1 and age[-1] < 0.3, age  # the newest frame, not an old one
     figures = server.video_figures()
-    assert figures.frames_in > 2 * figures.frames_split  # the camera's extra frames were dropped, not sent late
+    assert figures.frames_in > 2 * figures.frames_ready  # the camera's extra frames were dropped, not sent late
     assert figures.bad_frames == 1 and "not a JPEG" in figures.last_bad
     assert len(samples) >= 0.9 * len(hand_events), (len(samples), len(hand_events))
 
 
-def test_xr_input_shows_the_published_camera_frames(rclpy_context, ros_domain, certificates) -> None:
-    """xr_input (source webxr, real time, its own process) and a ROS publisher of the stereo topic at 30 Hz: the
-    page shows the published images at ≥ 5 frames/s (video_fps 30), while its hands still reach xr/right_wrist."""
+@pytest.mark.parametrize("form", ["eyes", "side_by_side"])
+def test_xr_input_shows_the_published_camera_frames(form, rclpy_context, ros_domain, certificates) -> None:
+    """xr_input (source webxr, real time, its own process) and a ROS camera at 30 Hz, publishing each eye's JPEG on
+    camera/{left,right}/image_raw/compressed (xr_input's default ``video_camera``) or one side-by-side JPEG on the
+    stereo topic (``video_topic``): the page shows the published images at ≥ 5 frames/s (video_fps 30), while its
+    hands still reach xr/right_wrist."""
     port = free_port()
     log: list[str] = []
-    xr_input = NodeSpec("xr_input", "xr_input", True, {"source": "webxr", "lockstep": False, "host": "127.0.0.1",
-                                                        "port": port, "cert_dir": str(certificates.folder),
-                                                        "video_fps": 30.0})
+    parameters = {"source": "webxr", "lockstep": False, "host": "127.0.0.1", "port": port,
+                  "cert_dir": str(certificates.folder), "video_fps": 30.0}
+    if form == "side_by_side":
+        parameters["video_topic"] = STEREO_TOPIC
+    xr_input = NodeSpec("xr_input", "xr_input", True, parameters)
     graph = GraphProcesses([xr_input], output=log.append)
     node = rclpy.create_node("webxr_video_camera", context=rclpy_context)
     executor = SingleThreadedExecutor(context=rclpy_context)
     executor.add_node(node)
-    camera = node.create_publisher(CompressedImage, STEREO_TOPIC, QOS_IMAGE)
+    topics = [STEREO_TOPIC] if form == "side_by_side" else [image_topics(side)["compressed"] for side in SIDES]
+    cameras = [node.create_publisher(CompressedImage, topic, QOS_IMAGE) for topic in topics]
     wrists: list[float] = []
     node.create_subscription(PoseStamped, "xr/right_wrist", lambda m: wrists.append(time.monotonic()), QoSProfile(
         history=HistoryPolicy.KEEP_LAST, depth=100, reliability=ReliabilityPolicy.BEST_EFFORT))
     images = [stereo_image(seq) for seq in range(30)]
-    jpegs = [encode_jpeg(image) for image in images]
+    jpegs = [[encode_jpeg(image)] if form == "side_by_side" else [encode_jpeg(half) for half in
+                                                                   (image[:, :WIDTH], image[:, WIDTH:])]
+             for image in images]
     published: dict[int, np.ndarray] = {}
     seq = 0
 
@@ -205,7 +214,8 @@ def test_xr_input_shows_the_published_camera_frames(rclpy_context, ros_domain, c
         seq += 1
         stamp_ns = time.time_ns()
         published[stamp_ns] = images[seq % len(images)]
-        camera.publish(compressed_msg(jpegs[seq % len(jpegs)], to_stamp(stamp_ns), "stereo"))
+        for camera, jpeg in zip(cameras, jpegs[seq % len(jpegs)], strict=True):
+            camera.publish(compressed_msg(jpeg, to_stamp(stamp_ns), "camera"))
 
     node.create_timer(1 / 30, publish)
     stop = threading.Event()
@@ -237,7 +247,7 @@ def test_xr_input_shows_the_published_camera_frames(rclpy_context, ros_domain, c
     spinner.start()
     try:
         deadline = time.monotonic() + 60.0
-        while node.count_subscribers(STEREO_TOPIC) == 0:
+        while not all(node.count_subscribers(topic) for topic in topics):
             assert time.monotonic() < deadline and graph.check() is None, "\n".join(log[-20:])
             time.sleep(0.1)
         asyncio.run(session())

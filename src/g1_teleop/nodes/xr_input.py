@@ -13,9 +13,10 @@ as webxr's hands or controllers, and its body tracking on xr/body. Publishes xr/
 xr/left_wrist, xr/right_wrist (pelvis frame: the IK targets of left_ee / right_ee) and joy, stamped with the sample
 time; webxr also xr/left_hand, xr/right_hand (geometry_msgs/PoseArray: the 25 landmarks of a tracked hand in its
 hand frame, WebXR Hand Input order, orientations identity) and xr/status (std_msgs/String, latched: the link's
-one-line status, logged on each change), and shows the robot's camera frames of ``video_topic`` in the headset
-(operator.webxr_video). Lockstep: one sample per simulation clock tick (webxr: the newest headset sample, if new);
-otherwise samples at the source's device rate (webxr: each as it arrives).
+one-line status, logged on each change), and shows the robot's camera frames in the headset (operator.webxr_video):
+each eye's JPEG from ``video_camera``'s topics, paired by stamp, or a side-by-side JPEG from ``video_topic``.
+Lockstep: one sample per simulation clock tick (webxr: the newest headset sample, if new); otherwise samples at the
+source's device rate (webxr: each as it arrives).
 
 Playback starts with the first sample when ``autoplay`` is true. Otherwise the first sample is published
 (the operator holding still) until a call of the service xr_input/play (std_srvs/Trigger), which plays the
@@ -51,8 +52,9 @@ from g1_teleop.operator.webxr_samples import XrSample
 from g1_teleop.operator.webxr_server import WebXrServer
 from g1_teleop.operator.webxr_source import NewestOnce, publication
 from g1_teleop.operator.webxr_status import LinkState, StatusLog
+from g1_teleop.operator.webxr_video import SIDES, EyePairs
 from g1_teleop.ros.diagnostics import Diagnostics
-from g1_teleop.ros.image_messages import QOS_IMAGE, STEREO_TOPIC
+from g1_teleop.ros.image_messages import QOS_IMAGE, image_topics
 from g1_teleop.ros.messages import stamp_ns, to_stamp
 from g1_teleop.ros.node_main import run
 from g1_teleop.ros.operator_messages import HAND_FRAMES, body_msg, landmarks_msg, pose_msg
@@ -75,8 +77,12 @@ class XrInputConfig(LiveSourceConfig):
                              minimum=0.0)
     lockstep: bool = setting(True, "one sample per /clock tick; false: samples on a timer at rate_hz")
     autoplay: bool = setting(True, "play from the start; false: hold the first sample until xr_input/play")
-    video_topic: str = setting(STEREO_TOPIC, "source webxr: the robot's stereo camera frames shown in the headset "
-                               "(sensor_msgs/CompressedImage, JPEG left | right); empty: no video")
+    video_camera: str = setting("camera", "source webxr: the camera whose eyes are shown in the headset: its "
+                                "{left,right}/image_raw/compressed (sensor_msgs/CompressedImage, JPEG; the eyes "
+                                "node's), paired by stamp; empty, with video_topic empty: no video")
+    video_topic: str = setting("", "source webxr: a side-by-side stereo topic (sensor_msgs/CompressedImage, JPEG "
+                               "left | right, e.g. camera/stereo/image_raw/compressed) shown instead of "
+                               "video_camera's eyes; each frame is split here (≈ 6 ms of CPU for 1280×480)")
     wrist_reference: str = setting(
         "head", "head: wrists relative to the head position (OpenWBT/televuer); body: relative to a body-fixed "
         "frame (the neck pivot, heading calibrated on the first sample), so turning the head does not move the "
@@ -138,12 +144,31 @@ class XrInput(Node):
         self.server, link, where = open_live_source(cfg.source, cfg, cfg.wrist_reference,
                                                     None if cfg.lockstep else self.on_headset_sample)
         self.newest, self.status_log = NewestOnce(), StatusLog(link=link)
-        if cfg.video_topic and isinstance(self.server, WebXrServer):  # handed over: split and sent in its threads
-            self.create_subscription(CompressedImage, cfg.video_topic, lambda m: self.server.put_frame(
-                bytes(m.data), stamp_ns(m.header.stamp)), QOS_IMAGE)
+        video = self.subscribe_video() if isinstance(self.server, WebXrServer) else "none"
         self.create_timer(0.2, self.on_status_timer, clock=RclClock(clock_type=ClockType.STEADY_TIME))
         pace = "the newest sample per /clock tick" if cfg.lockstep else "each sample as it arrives"
-        self.get_logger().info(f"{where} ({pace}), video {cfg.video_topic!r}")
+        self.get_logger().info(f"{where} ({pace}), video: {video}")
+
+    def subscribe_video(self) -> str:
+        """The camera frames handed to the server (sent from its threads); says from where."""
+        cfg, server = self.cfg, self.server
+        assert isinstance(server, WebXrServer)
+        if cfg.video_topic:
+            self.create_subscription(CompressedImage, cfg.video_topic, lambda m: server.put_frame(
+                bytes(m.data), stamp_ns(m.header.stamp)), QOS_IMAGE)
+            return f"{cfg.video_topic} (side by side)"
+        if not cfg.video_camera:
+            return "none"
+        self.eye_pairs = EyePairs()
+        topics = [self.resolve_topic_name(image_topics(side, cfg.video_camera)["compressed"]) for side in SIDES]
+        for side, topic in zip(SIDES, topics, strict=True):
+            self.create_subscription(CompressedImage, topic, lambda m, side=side: self.on_eye(side, m), QOS_IMAGE)
+        return " and ".join(topics)
+
+    def on_eye(self, side: str, msg: CompressedImage) -> None:
+        if (pair := self.eye_pairs.put(side, stamp_ns(msg.header.stamp), bytes(msg.data))) is not None:
+            assert self.server is not None
+            self.server.put_eyes(*pair)
         self.on_status_timer()
 
     def destroy_node(self) -> None:
@@ -153,7 +178,9 @@ class XrInput(Node):
 
     def live_values(self) -> dict[str, object]:
         assert self.server is not None
-        return {"source": self.cfg.source, "input": self.cfg.input, "samples": self.samples, **self.server.figures()}
+        unpaired = {"video_eyes_unpaired": self.eye_pairs.unpaired} if hasattr(self, "eye_pairs") else {}
+        return {"source": self.cfg.source, "input": self.cfg.input, "samples": self.samples, **self.server.figures(),
+                **unpaired}
 
     def on_status_timer(self) -> None:
         """The link's status: logged, on xr/status and in the diagnostics on each change (rate-limited)."""

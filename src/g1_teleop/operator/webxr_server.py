@@ -5,9 +5,9 @@ The headset's browser opens ``page_url`` (vuer's web client, shipped in the ``vu
 the page connects back over a secure WebSocket on the same port and, once the operator presses Virtual Reality
 or Pass-through, streams the head pose, and the hands or the controllers (``webxr_events``). Each connection
 gets vuer's ``Hands`` or ``MotionControllers`` element with ``stream=True`` (as televuer's ``TeleVuer`` does),
-then the robot's camera frames handed to ``put_frame`` (``webxr_video``: at most ``video_fps``, newest only; the
-page served loads ``web/frame_taken.js`` before vuer's client, so that it says which frames it has taken);
-its events become ``XrSample`` s (``webxr_samples``), the newest of which ``newest()`` returns and ``on_sample``
+then the robot's camera frames handed to ``put_frame`` or ``put_eyes`` (``webxr_video``: at most ``video_fps``,
+newest only; the page served loads ``web/frame_taken.js`` before vuer's client, so that it says which frames it has
+taken); its events become ``XrSample`` s (``webxr_samples``), the newest of which ``newest()`` returns and ``on_sample``
 receives in the server's thread as it arrives. Only one headset is followed: the first connection that sends
 samples, until it closes (another page opened on a laptop does not move the robot). ``status()`` tells the link's
 state in one line (``webxr_status``).
@@ -204,6 +204,10 @@ class WebXrServer:
         """The robot's newest stereo camera frame (JPEG, left | right; camera stamp, ns) for the pages
         (``webxr_video``); returns at once, from any thread."""
         self._video.put(jpeg, stamp_ns)
+
+    def put_eyes(self, left: bytes, right: bytes, stamp_ns: int) -> None:
+        """The robot's newest camera frame as each eye's JPEG (camera stamp, ns), as ``put_frame``."""
+        self._video.put_eyes(left, right, stamp_ns)
 
     def video_figures(self) -> VideoFigures:
         """The camera frames' counts since the start (``webxr_video.VideoFigures``)."""

@@ -1,12 +1,14 @@
 """The robot's eyes in the headset: the newest stereo camera frame sent to each connected page. ROS-free.
 
-A frame is one JPEG, left | right side by side (the eyes' ``camera/stereo/image_raw/compressed``). The page shows it
+A frame is each eye's JPEG (``put_eyes``: the eyes' ``camera/{left,right}/image_raw/compressed``, paired by stamp
+with :class:`EyePairs`), or one JPEG, left | right side by side (``put``: a binocular camera's). The page shows it
 as vuer's web client shows a robot's binocular camera (televuer's immersive mode): two ``ImageBackground`` elements
 upserted into ``bgChildren``, the left eye's image on three.js layer 1 and the right eye's on layer 2 (the layers
 the WebXR left and right eye cameras render; vuer's ImagePlane sets them in immersive sessions), each a plane
-``video_height_m`` tall ``video_distance_m`` in front of the viewer, facing it. The JPEG is split into the two
-eyes' JPEGs (decoded once, each half coded again with the frame's own quantisation tables and subsampling) in a
-coding thread of its own, off the server's event loop, so the headset's pose stream is never held up by a frame.
+``video_height_m`` tall ``video_distance_m`` in front of the viewer, facing it. A side-by-side JPEG is split into
+the two eyes' JPEGs (decoded once, each half coded again with the frame's own quantisation tables and subsampling:
+6 ms of CPU a 1280×480 frame here) in a coding thread of its own, off the server's event loop, so the headset's pose
+stream is never held up by a frame; the eyes' own JPEGs need no coding (their headers are read: their size).
 
 Latency first: only the newest frame is kept (``put`` replaces any frame not yet sent), a page gets at most
 ``fps`` frames a second, and a busy page gets none: frames wait at the server, where newer ones replace them.
@@ -19,7 +21,7 @@ socket alone does not tell: Chromium reads it at once and queues the messages fo
 (seen with software WebGL, where vuer's client spends seconds of its main thread on each frame: 30 frames a second
 sent, each taken later than the last, 11 s after it was sent within 10 s). Two frames in flight, not one, so that a
 network's round trip does not halve the rate. Frames not taken within ``TAKEN_TIMEOUT_S`` of their sending free
-the page anyway (counted). Frames are split only while a page is connected.
+the page anyway (counted). Frames are made ready (split) only while a page is connected.
 
 The event (``webxr_server`` builds it with vuer's classes) is vuer's UPSERT as ``Vuer.send`` packs it (msgpack,
 floats as float32, binary ``src``), with one field the client ignores, ``camera``: the frame's ``seq``, its camera
@@ -68,6 +70,9 @@ class EyeImages:
     stamp_ns: int
 
 
+SIDES = ("left", "right")
+
+
 class BadFrame(ValueError):
     """A frame that cannot be shown (not a JPEG, odd width); the message says why."""
 
@@ -90,6 +95,45 @@ def split_stereo_jpeg(jpeg: bytes, seq: int = 0, stamp_ns: int = 0) -> EyeImages
     return EyeImages(left, right, half, halves[0].height, seq, stamp_ns)
 
 
+def eye_images(left: bytes, right: bytes, seq: int = 0, stamp_ns: int = 0) -> EyeImages:
+    """The two eyes' JPEGs as they came, once their headers say they are JPEGs of one size."""
+    sizes = []
+    for side, jpeg in zip(SIDES, (left, right), strict=True):
+        try:
+            with PilImage.open(io.BytesIO(jpeg)) as image:  # the header only: nothing decoded
+                if image.format != "JPEG":
+                    raise BadFrame(f"the {side} eye's image is not a JPEG but {image.format}")
+                sizes.append(image.size)
+        except (OSError, SyntaxError) as exc:
+            raise BadFrame(f"the {side} eye's image is not a JPEG ({len(jpeg)} bytes): {exc}") from None
+    if sizes[0] != sizes[1]:
+        raise BadFrame(f"the eyes' images differ in size: {sizes[0]} and {sizes[1]}")
+    return EyeImages(left, right, sizes[0][0], sizes[0][1], seq, stamp_ns)
+
+
+def _eye_images(frame: bytes | tuple[bytes, bytes], seq: int, stamp_ns: int) -> EyeImages:
+    return split_stereo_jpeg(frame, seq, stamp_ns) if isinstance(frame, bytes) else eye_images(*frame, seq, stamp_ns)
+
+
+class EyePairs:
+    """The two eyes' newest JPEGs, each kept until the other eye's with the same stamp comes (a stereo camera stamps
+    both eyes of a frame alike); ``unpaired``: JPEGs replaced before their pair came."""
+
+    def __init__(self) -> None:
+        self._newest: dict[str, tuple[int, bytes]] = {}
+        self.unpaired = 0
+
+    def put(self, side: str, stamp_ns: int, jpeg: bytes) -> tuple[bytes, bytes, int] | None:
+        """An eye's JPEG (``side`` left or right; stamp, ns); the pair (left, right, stamp) once both have it."""
+        self.unpaired += side in self._newest
+        self._newest[side] = (stamp_ns, jpeg)
+        other = self._newest.get("right" if side == "left" else "left")
+        if other is None or other[0] != stamp_ns:
+            return None
+        (_, left), (_, right) = self._newest.pop("left"), self._newest.pop("right")
+        return left, right, stamp_ns
+
+
 def _jpeg(image: PilImage.Image, options: dict) -> bytes:
     buffer = io.BytesIO()
     image.save(buffer, format="JPEG", **options)
@@ -98,13 +142,14 @@ def _jpeg(image: PilImage.Image, options: dict) -> bytes:
 
 @dataclass
 class VideoFigures:
-    """Counts since the start: frames handed over, frames split, events sent (one per page and frame), frames a
-    busy page skipped (while another page took them), frames that could not be shown (and the last reason);
-    frames an answering page took, frames sent to a page that had not answered yet (before its first FRAME_TAKEN),
-    answers that did not come in time, and the last ``send_to_taken_ms`` (send → taken, ms)."""
+    """Counts since the start: frames handed over, frames made ready to send (split, or their eyes' JPEGs checked),
+    events sent (one per page and frame), frames a busy page skipped (while another page took them), frames that
+    could not be shown (and the last reason); frames an answering page took, frames sent to a page that had not
+    answered yet (before its first FRAME_TAKEN), answers that did not come in time, and the last
+    ``send_to_taken_ms`` (send → taken, ms)."""
 
     frames_in: int = 0
-    frames_split: int = 0
+    frames_ready: int = 0
     events_sent: int = 0
     skipped_busy: int = 0
     bad_frames: int = 0
@@ -124,7 +169,7 @@ class VideoStreamer:
         self.fps, self.event = fps, event
         self.figures = VideoFigures()
         self._lock = threading.Lock()
-        self._newest: tuple[bytes, int] | None = None
+        self._newest: tuple[bytes | tuple[bytes, bytes], int] | None = None  # (a stereo JPEG or both eyes', stamp)
         self._seq = 0
         self._loop: asyncio.AbstractEventLoop | None = None
         self._wake: asyncio.Event | None = None
@@ -132,9 +177,17 @@ class VideoStreamer:
         self._untaken: dict[Hashable, deque[tuple[int, float]]] = {}  # page → its frames' (bytes, monotonic send s)
 
     def put(self, jpeg: bytes, stamp_ns: int) -> None:
-        """A new stereo frame (camera stamp ``stamp_ns``); it replaces one not sent yet. Returns at once."""
+        """A new side-by-side stereo JPEG (camera stamp ``stamp_ns``); it replaces one not sent yet. Returns at
+        once."""
+        self._put(jpeg, stamp_ns)
+
+    def put_eyes(self, left: bytes, right: bytes, stamp_ns: int) -> None:
+        """A new frame as each eye's JPEG (camera stamp ``stamp_ns``); it replaces one not sent yet."""
+        self._put((left, right), stamp_ns)
+
+    def _put(self, frame: bytes | tuple[bytes, bytes], stamp_ns: int) -> None:
         with self._lock:
-            self._newest = (jpeg, stamp_ns)
+            self._newest = (frame, stamp_ns)
             self.figures.frames_in += 1
             loop, wake = self._loop, self._wake
         if loop is not None and wake is not None:
@@ -168,15 +221,15 @@ class VideoStreamer:
             untaken.clear()
         return len(untaken) >= MAX_UNTAKEN
 
-    def _take(self) -> tuple[bytes, int] | None:
+    def _take(self) -> tuple[bytes | tuple[bytes, bytes], int] | None:
         with self._lock:
             newest, self._newest = self._newest, None
             return newest
 
     async def run(self, pages: Callable[[], list[Hashable]],
                   send: Callable[[Hashable, bytes], Awaitable[object]]) -> None:
-        """Until cancelled: each new frame split in the coding thread and sent to every page not still busy; while
-        every page is busy, the frame waits (a newer one replaces it)."""
+        """Until cancelled: each new frame made ready (split) in the coding thread and sent to every page not still
+        busy; while every page is busy, the frame waits (a newer one replaces it)."""
         loop = asyncio.get_running_loop()
         wake = asyncio.Event()
         with self._lock:
@@ -204,11 +257,11 @@ class VideoStreamer:
                     next_s = time.monotonic() + period_s
                     self._seq += 1
                     try:
-                        eyes = await loop.run_in_executor(coder, split_stereo_jpeg, frame[0], self._seq, frame[1])
+                        eyes = await loop.run_in_executor(coder, _eye_images, frame[0], self._seq, frame[1])
                     except BadFrame as exc:
                         self.figures.bad_frames, self.figures.last_bad = self.figures.bad_frames + 1, str(exc)
                         continue
-                    self.figures.frames_split += 1
+                    self.figures.frames_ready += 1
                     data = self.event(eyes, time.time_ns())
                     self.figures.skipped_busy += len(open_pages) - len(free)
                     for page in free:

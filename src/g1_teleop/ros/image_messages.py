@@ -32,10 +32,10 @@ JPEG_FORMAT = "rgb8; jpeg compressed bgr8"
 MESSAGE_TYPES = {"raw": Image, "compressed": CompressedImage, "info": CameraInfo}  # an eye's topics by kind
 
 
-def image_topics(side: str) -> dict[str, str]:
-    """The topics of one eye (``left`` or ``right``): raw, compressed, camera_info."""
-    return {"raw": f"camera/{side}/image_raw", "compressed": f"camera/{side}/image_raw/compressed",
-            "info": f"camera/{side}/camera_info"}
+def image_topics(side: str, camera: str = "camera") -> dict[str, str]:
+    """The topics of one eye (``left`` or ``right``) of ``camera`` (a namespace): raw, compressed, camera_info."""
+    return {"raw": f"{camera}/{side}/image_raw", "compressed": f"{camera}/{side}/image_raw/compressed",
+            "info": f"{camera}/{side}/camera_info"}
 
 
 def optical_frame(camera_frame: str) -> str:

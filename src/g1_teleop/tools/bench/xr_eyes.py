@@ -9,12 +9,13 @@ the page's ``web/frame_taken.js`` does (on arrival); it decodes one frame in ``C
 640×480 images), since a headset decodes on its own hardware. Over ``SECONDS`` after ``WARM_UP_S``:
 
 - ``video_page_fps``: eye frames the page received per wall second;
-- ``video_render_to_page_*``: the eyes node's publish of the stereo frame (its DDS source timestamp, heard by this
-  process's subscription and paired with the page's frame by its header stamp) → the page's receipt (wall clock,
-  one machine). The render itself and the JPEG coding come before: ``video_state_to_page_*`` runs from the
-  simulated state the frame shows (its stamp, simulated time, mapped to wall time by the source timestamp of the
-  first /clock at or after it: sim_bridge's publish) to the page's receipt;
-- ``video_send_to_page_*``: xr_input's send → the page's receipt; ``video_published_fps``: stereo frames heard here;
+- ``video_render_to_page_*``: the eyes node's publish of the frame (the left eye's JPEG, which xr_input pairs with
+  the right one's: its DDS source timestamp, heard by this process's subscription and paired with the page's frame
+  by its header stamp) → the page's receipt (wall clock, one machine). The render itself and the JPEG coding come
+  before: ``video_state_to_page_*`` runs from the simulated state the frame shows (its stamp, simulated time, mapped
+  to wall time by the source timestamp of the first /clock at or after it: sim_bridge's publish) to the page's
+  receipt;
+- ``video_send_to_page_*``: xr_input's send → the page's receipt; ``video_published_fps``: frames heard here;
 - ``realtime_eyes_sim_speed`` and ``realtime_no_eyes_sim_speed``: simulated seconds per wall second (/clock) during
   the window, the same graph and page with ``eyes:=false`` for the second.
 """
@@ -68,7 +69,7 @@ def sim_speed(clock: np.ndarray, window_ns: tuple[int, int]) -> float:
 def video_figures(frames: np.ndarray, published: dict[int, int], clock: np.ndarray,
                   window_ns: tuple[int, int]) -> dict[str, float]:
     """The page's figures over ``window_ns`` (wall ns). ``frames``: rows (seq, stamp: simulated ns, server send,
-    page receipt: wall ns); ``published``: a stereo frame's stamp → its publish (wall ns); ``clock``: rows (wall ns
+    page receipt: wall ns); ``published``: a frame's stamp → its publish (wall ns); ``clock``: rows (wall ns
     of /clock's publish, simulated ns), simulated time increasing."""
     seconds = (window_ns[1] - window_ns[0]) / 1e9
     frames = frames.reshape(-1, 4)
@@ -107,7 +108,7 @@ def _graph_run(files: CertificateFiles, eyes: bool, seconds: float) -> dict[str,
 
     from g1_teleop.launching.graph_description import load_graph
     from g1_teleop.launching.process_runner import GraphProcesses
-    from g1_teleop.ros.image_messages import QOS_IMAGE, STEREO_TOPIC
+    from g1_teleop.ros.image_messages import QOS_IMAGE, image_topics
     from g1_teleop.ros.messages import stamp_ns
     from g1_teleop.ros.qos import QOS_OBSERVER
 
@@ -123,17 +124,17 @@ def _graph_run(files: CertificateFiles, eyes: bool, seconds: float) -> dict[str,
     rclpy.init(context=context, domain_id=XR_BENCH_DOMAIN_ID)
     node = rclpy.create_node("bench_xr_eyes", context=context)
     clock: list[tuple[int, int]] = []  # (sim_bridge's publish: wall ns, simulated ns)
-    published: dict[int, int] = {}  # stereo frame stamp (simulated ns) → the eyes' publish (wall ns)
+    published: dict[int, int] = {}  # frame stamp (simulated ns) → the eyes' publish (wall ns)
 
     def on_clock(msg: Clock, info) -> None:
         clock.append((info["source_timestamp"] or time.time_ns(), stamp_ns(msg.clock)))
 
-    def on_stereo(msg: CompressedImage, info) -> None:
+    def on_eye(msg: CompressedImage, info) -> None:
         published[stamp_ns(msg.header.stamp)] = info["source_timestamp"] or time.time_ns()
 
     node.create_subscription(Clock, "/clock", on_clock, QOS_OBSERVER)
     if eyes:
-        node.create_subscription(CompressedImage, STEREO_TOPIC, on_stereo, QOS_IMAGE)
+        node.create_subscription(CompressedImage, image_topics("left")["compressed"], on_eye, QOS_IMAGE)
     executor = SingleThreadedExecutor(context=context)
     executor.add_node(node)
     stop = threading.Event()
@@ -148,7 +149,7 @@ def _graph_run(files: CertificateFiles, eyes: bool, seconds: float) -> dict[str,
         deadline = time.monotonic() + START_TIMEOUT_S
         while not clock or (eyes and not published):  # the simulation runs, the eyes render
             if (failure := graph.check()) is not None or time.monotonic() > deadline:
-                raise BenchError(f"{name}: {failure or 'no /clock or no stereo frame in time'}: "
+                raise BenchError(f"{name}: {failure or 'no /clock or no eye frame in time'}: "
                                  + "\n".join(log[-10:]))
             time.sleep(0.1)
         page = subprocess.Popen([sys.executable, "-m", "g1_teleop.tools.bench.xr_eyes", str(port), str(files.ca),

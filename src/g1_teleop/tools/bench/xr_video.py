@@ -1,13 +1,14 @@
 """`g1-teleop bench xr-video`: the robot's stereo frames from a ROS topic to the headset's page, and the pose stream
 meanwhile.
 
-xr_input (``source:=webxr``, real time, ``video_fps`` 60: its default) runs as a process of its own on the xr
-bench's private ROS domain; the bench publishes ``camera/stereo/image_raw/compressed`` at ``CAMERA_HZ`` (a 1280×480
-JPEG of textured content, about the eyes' size, stamped with the wall clock) and the simulated page
-(``operator.webxr_client``, a process of its own) receives the frames while it streams the xr bench's HAND_MOVE
-events at its ``RATE_HZ``. At the page: frames per second, each frame's latency from the server's send and from its
-camera stamp to its arrival (wall clock, one machine), checked to be the eyes' 640×480 images; at the bench: each
-hand event's latency to its xr/right_wrist, to compare with ``hands_event_to_topic`` without video (bench xr).
+xr_input (``source:=webxr``, real time, ``video_fps`` 60: its default; ``video_topic``: the stereo topic) runs as
+a process of its own on the xr bench's private ROS domain; the bench publishes ``camera/stereo/image_raw/compressed``
+at ``CAMERA_HZ`` (a 1280×480 JPEG of textured content, about the eyes' size, stamped with the wall clock) and the
+simulated page (``operator.webxr_client``, a process of its own) receives the frames while it streams the xr bench's
+HAND_MOVE events at its ``RATE_HZ``. At the page: frames per second, each frame's latency from the server's send
+and from its camera stamp to its arrival (wall clock, one machine), checked to be the eyes' 640×480 images; at the
+bench: each hand event's latency to its xr/right_wrist, to compare with ``hands_event_to_topic`` without video
+(bench xr).
 """
 
 from __future__ import annotations
@@ -78,7 +79,7 @@ def video_figures(files: CertificateFiles) -> dict[str, float]:
     log: list[str] = []
     xr_input = NodeSpec("xr_input", "xr_input", True, {"source": "webxr", "lockstep": False, "host": "127.0.0.1",
                                                         "port": port, "cert_dir": str(files.folder),
-                                                        "video_fps": VIDEO_FPS})
+                                                        "video_fps": VIDEO_FPS, "video_topic": STEREO_TOPIC})
     graph = GraphProcesses([xr_input], env={"ROS_DOMAIN_ID": str(XR_BENCH_DOMAIN_ID),
                                             "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}, output=log.append)
     context = rclpy.Context()
