@@ -25,27 +25,33 @@ Message = TypeVar("Message")
 
 
 class PolledSubscription(Generic[Message]):
-    """A subscription whose messages the node takes itself (``take_newest``); ``reader`` is a node in no
-    executor (an executor would take the messages first) and ``topic`` its fully qualified name."""
+    """A subscription whose messages the node takes itself (``take_newest``, ``take_all``); ``reader`` is a node in
+    no executor (an executor would take the messages first), ``topic`` its fully qualified name and ``depth`` how
+    many messages DDS keeps until they are taken (1: the newest only, older ones never converted)."""
 
-    def __init__(self, reader: Node, msg_type: type[Message], topic: str, qos: QoSProfile) -> None:
-        newest_only = copy(qos)
-        newest_only.history, newest_only.depth = HistoryPolicy.KEEP_LAST, 1  # older ones are never converted
-        self._subscription = reader.create_subscription(msg_type, topic, _never_called, newest_only)
+    def __init__(self, reader: Node, msg_type: type[Message], topic: str, qos: QoSProfile, depth: int = 1) -> None:
+        kept = copy(qos)
+        kept.history, kept.depth = HistoryPolicy.KEEP_LAST, depth
+        self._subscription = reader.create_subscription(msg_type, topic, _never_called, kept)
+
+    def take_all(self) -> list[tuple[Message, dict[str, int]]]:
+        """The messages received since the last take (at most ``depth``), oldest first, each with its message info
+        (``source_timestamp``: the writer's, ``received_timestamp``: the middleware's; ns of the system clock)."""
+        subscription, taken = self._subscription, []
+        while True:
+            with subscription.handle:
+                one = subscription.handle.take_message(subscription.msg_type, subscription.raw)
+            if one is None:
+                return taken
+            taken.append(one)
 
     def take_newest(self) -> tuple[Message, float] | None:
         """The newest message received since the last take and when it was received (``time.monotonic()`` s), or
         None."""
-        subscription, newest = self._subscription, None
-        while True:
-            with subscription.handle:
-                taken = subscription.handle.take_message(subscription.msg_type, subscription.raw)
-            if taken is None:
-                break
-            newest = taken
-        if newest is None:
+        taken = self.take_all()
+        if not taken:
             return None
-        msg, info = newest
+        msg, info = taken[-1]
         received_ns = info.get("received_timestamp", 0)  # the system clock's, by the middleware; 0: not given
         age_s = max(0.0, (time.time_ns() - received_ns) * 1e-9) if received_ns else 0.0
         return msg, time.monotonic() - age_s

@@ -56,6 +56,7 @@ SECONDS = 15.0  # the measured window (wall s)
 STREAM_HZ = 60.0  # the page's hand events (the server's stream_fps)
 CHECK_EVERY = 30  # the page decodes one frame in this many
 START_TIMEOUT_S = 120.0  # the graph: models, the eyes' GL probe and renderer
+CLOCK_DEPTH = 250  # /clock messages kept between takes: 0.5 s of real time
 
 
 def sim_speed(clock: np.ndarray, window_ns: tuple[int, int]) -> float:
@@ -110,6 +111,7 @@ def _graph_run(files: CertificateFiles, eyes: bool, seconds: float) -> dict[str,
     from g1_teleop.launching.process_runner import GraphProcesses
     from g1_teleop.ros.image_messages import QOS_IMAGE, image_topics
     from g1_teleop.ros.messages import stamp_ns
+    from g1_teleop.ros.polled_subscription import PolledSubscription
     from g1_teleop.ros.qos import QOS_OBSERVER
 
     port = _free_port()
@@ -126,20 +128,25 @@ def _graph_run(files: CertificateFiles, eyes: bool, seconds: float) -> dict[str,
     clock: list[tuple[int, int]] = []  # (sim_bridge's publish: wall ns, simulated ns)
     published: dict[int, int] = {}  # frame stamp (simulated ns) → the eyes' publish (wall ns)
 
-    def on_clock(msg: Clock, info) -> None:
-        clock.append((info["source_timestamp"] or time.time_ns(), stamp_ns(msg.clock)))
-
     def on_eye(msg: CompressedImage, info) -> None:
         published[stamp_ns(msg.header.stamp)] = info["source_timestamp"] or time.time_ns()
 
-    node.create_subscription(Clock, "/clock", on_clock, QOS_OBSERVER)
+    # /clock (500 a second) taken in batches between spins, not a callback each: this process is not the graph
+    clock_reader = PolledSubscription(rclpy.create_node("bench_xr_eyes_clock", context=context), Clock, "/clock",
+                                      QOS_OBSERVER, depth=CLOCK_DEPTH)
+
+    def spin() -> None:
+        while not stop.is_set():
+            executor.spin_once(timeout_sec=0.01)
+            clock.extend((info["source_timestamp"] or time.time_ns(), stamp_ns(msg.clock))
+                         for msg, info in clock_reader.take_all())
+
     if eyes:
         node.create_subscription(CompressedImage, image_topics("left")["compressed"], on_eye, QOS_IMAGE)
     executor = SingleThreadedExecutor(context=context)
     executor.add_node(node)
     stop = threading.Event()
-    spinner = threading.Thread(target=lambda: [executor.spin_once(timeout_sec=0.01) for _ in iter(stop.is_set, True)],
-                               daemon=True)
+    spinner = threading.Thread(target=spin, daemon=True)
     page: subprocess.Popen | None = None
     name = f"realtime_{'eyes' if eyes else 'no_eyes'}"
     try:
