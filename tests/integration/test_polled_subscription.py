@@ -1,7 +1,7 @@
 """ros.polled_subscription over real DDS, beside each executor a node can spin on (ros.node_main.make_executor):
-the node takes the newest message, with when it was received, however long the executor spun; the polled
-subscriptions' node is in no executor and resolves names as the node does (namespace, remappings); plain
-subscriptions of LatestInputs still get every message."""
+the node takes the newest message, with when it was received, however long the executor spun, or every message
+kept (its depth), with its source timestamp; the polled subscriptions' node is in no executor and resolves names
+as the node does (namespace, remappings); plain subscriptions of LatestInputs still get every message."""
 
 from __future__ import annotations
 
@@ -65,6 +65,28 @@ def test_the_newest_message_is_taken_once(rclpy_context, executor):
     finally:
         executor.shutdown()
         for node in (sender, receiver, reader):
+            node.destroy_node()
+
+
+def test_take_all_gives_every_kept_message_in_order_with_its_source_timestamp(rclpy_context):
+    sender, reader = Node("sender", context=rclpy_context), Node("reader", context=rclpy_context)
+    try:
+        publisher = sender.create_publisher(Int32, "numbers", QOS_STATE)
+        polled = PolledSubscription(reader, Int32, "/numbers", QOS_OBSERVER, depth=5)
+        end = time.monotonic() + 10.0
+        while publisher.get_subscription_count() < 1 and time.monotonic() < end:
+            time.sleep(0.05)
+        before_ns = time.time_ns()
+        for n in range(8):
+            publisher.publish(Int32(data=n))
+        time.sleep(0.3)
+        taken = polled.take_all()
+        assert [msg.data for msg, _ in taken] == [3, 4, 5, 6, 7], "the newest 5 (its depth), oldest first"
+        stamps = [info["source_timestamp"] for _, info in taken]
+        assert stamps == sorted(stamps) and before_ns <= stamps[0] <= time.time_ns()
+        assert polled.take_all() == []
+    finally:
+        for node in (sender, reader):
             node.destroy_node()
 
 
