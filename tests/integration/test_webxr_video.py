@@ -23,7 +23,7 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import CompressedImage
 
-from g1_teleop.core.camera_images import encode_jpeg, side_by_side
+from g1_teleop.core.camera_images import SIDES, encode_jpeg, side_by_side
 from g1_teleop.launching.graph_description import NodeSpec
 from g1_teleop.launching.process_runner import GraphProcesses
 from g1_teleop.operator.webxr_client import (
@@ -36,7 +36,6 @@ from g1_teleop.operator.webxr_client import (
     video_frame,
 )
 from g1_teleop.operator.webxr_server import ANSWER_WAIT_S, WebXrConfig, WebXrServer
-from g1_teleop.operator.webxr_video import SIDES
 from g1_teleop.operator.xr_frames import DEFAULT_WORLD_T_HEAD, robot_to_openxr
 from g1_teleop.ros.image_messages import QOS_IMAGE, STEREO_TOPIC, compressed_msg, image_topics
 from g1_teleop.ros.messages import to_stamp

@@ -40,6 +40,7 @@ from sensor_msgs.msg import CompressedImage, Joy
 from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
+from g1_teleop.core.camera_images import SIDES
 from g1_teleop.core.paths import scenario_path
 from g1_teleop.core.settings import setting
 from g1_teleop.core.xr_input_contract import LIVE_SOURCES, SOURCES
@@ -52,7 +53,7 @@ from g1_teleop.operator.webxr_samples import XrSample
 from g1_teleop.operator.webxr_server import WebXrServer
 from g1_teleop.operator.webxr_source import NewestOnce, publication
 from g1_teleop.operator.webxr_status import LinkState, StatusLog
-from g1_teleop.operator.webxr_video import SIDES, EyePairs
+from g1_teleop.operator.webxr_video import EyePairs
 from g1_teleop.ros.diagnostics import Diagnostics
 from g1_teleop.ros.image_messages import QOS_IMAGE, image_topics
 from g1_teleop.ros.messages import stamp_ns, to_stamp
@@ -144,10 +145,12 @@ class XrInput(Node):
         self.server, link, where = open_live_source(cfg.source, cfg, cfg.wrist_reference,
                                                     None if cfg.lockstep else self.on_headset_sample)
         self.newest, self.status_log = NewestOnce(), StatusLog(link=link)
+        self.eye_pairs: EyePairs | None = None  # (video_camera's eyes)
         video = self.subscribe_video() if isinstance(self.server, WebXrServer) else "none"
         self.create_timer(0.2, self.on_status_timer, clock=RclClock(clock_type=ClockType.STEADY_TIME))
         pace = "the newest sample per /clock tick" if cfg.lockstep else "each sample as it arrives"
         self.get_logger().info(f"{where} ({pace}), video: {video}")
+        self.on_status_timer()
 
     def subscribe_video(self) -> str:
         """The camera frames handed to the server (sent from its threads); says from where."""
@@ -166,10 +169,9 @@ class XrInput(Node):
         return " and ".join(topics)
 
     def on_eye(self, side: str, msg: CompressedImage) -> None:
+        assert self.eye_pairs is not None and self.server is not None
         if (pair := self.eye_pairs.put(side, stamp_ns(msg.header.stamp), bytes(msg.data))) is not None:
-            assert self.server is not None
             self.server.put_eyes(*pair)
-        self.on_status_timer()
 
     def destroy_node(self) -> None:
         if self.server is not None:
@@ -178,7 +180,7 @@ class XrInput(Node):
 
     def live_values(self) -> dict[str, object]:
         assert self.server is not None
-        unpaired = {"video_eyes_unpaired": self.eye_pairs.unpaired} if hasattr(self, "eye_pairs") else {}
+        unpaired = {"video_eyes_unpaired": self.eye_pairs.unpaired} if self.eye_pairs is not None else {}
         return {"source": self.cfg.source, "input": self.cfg.input, "samples": self.samples, **self.server.figures(),
                 **unpaired}
 

@@ -48,6 +48,8 @@ from dataclasses import dataclass, field
 from PIL import Image as PilImage
 from PIL import JpegImagePlugin
 
+from g1_teleop.core.camera_images import SIDES
+
 VIDEO_PARENT = "bgChildren"  # vuer's node for scene-fixed elements (where the Hands element goes too)
 EYE_KEYS = {"left": "robot-eye-left", "right": "robot-eye-right"}
 EYE_LAYERS = {"left": 1, "right": 2}  # three.js layers of the WebXR left and right eye cameras
@@ -68,9 +70,6 @@ class EyeImages:
     height: int
     seq: int
     stamp_ns: int
-
-
-SIDES = ("left", "right")
 
 
 class BadFrame(ValueError):
