@@ -36,11 +36,10 @@ from rclpy.clock import Clock as RclClock
 from rclpy.clock import ClockType
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
-from sensor_msgs.msg import CompressedImage, Joy
+from sensor_msgs.msg import Joy
 from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
-from g1_teleop.core.camera_images import SIDES
 from g1_teleop.core.paths import scenario_path
 from g1_teleop.core.settings import setting
 from g1_teleop.core.xr_input_contract import LIVE_SOURCES, SOURCES
@@ -53,9 +52,8 @@ from g1_teleop.operator.webxr_samples import XrSample
 from g1_teleop.operator.webxr_server import WebXrServer
 from g1_teleop.operator.webxr_source import NewestOnce, publication
 from g1_teleop.operator.webxr_status import LinkState, StatusLog
-from g1_teleop.operator.webxr_video import EyePairs
 from g1_teleop.ros.diagnostics import Diagnostics
-from g1_teleop.ros.image_messages import QOS_IMAGE, image_topics
+from g1_teleop.ros.headset_video import HeadsetVideo
 from g1_teleop.ros.messages import stamp_ns, to_stamp
 from g1_teleop.ros.node_main import run
 from g1_teleop.ros.operator_messages import HAND_FRAMES, body_msg, landmarks_msg, pose_msg
@@ -145,33 +143,12 @@ class XrInput(Node):
         self.server, link, where = open_live_source(cfg.source, cfg, cfg.wrist_reference,
                                                     None if cfg.lockstep else self.on_headset_sample)
         self.newest, self.status_log = NewestOnce(), StatusLog(link=link)
-        self.eye_pairs: EyePairs | None = None  # (video_camera's eyes)
-        video = self.subscribe_video() if isinstance(self.server, WebXrServer) else "none"
+        self.video = HeadsetVideo(self, self.server, cfg.video_camera, cfg.video_topic) \
+            if isinstance(self.server, WebXrServer) else None
         self.create_timer(0.2, self.on_status_timer, clock=RclClock(clock_type=ClockType.STEADY_TIME))
         pace = "the newest sample per /clock tick" if cfg.lockstep else "each sample as it arrives"
-        self.get_logger().info(f"{where} ({pace}), video: {video}")
+        self.get_logger().info(f"{where} ({pace}), video: {self.video.description if self.video else 'none'}")
         self.on_status_timer()
-
-    def subscribe_video(self) -> str:
-        """The camera frames handed to the server (sent from its threads); says from where."""
-        cfg, server = self.cfg, self.server
-        assert isinstance(server, WebXrServer)
-        if cfg.video_topic:
-            self.create_subscription(CompressedImage, cfg.video_topic, lambda m: server.put_frame(
-                bytes(m.data), stamp_ns(m.header.stamp)), QOS_IMAGE)
-            return f"{cfg.video_topic} (side by side)"
-        if not cfg.video_camera:
-            return "none"
-        self.eye_pairs = EyePairs()
-        topics = [self.resolve_topic_name(image_topics(side, cfg.video_camera)["compressed"]) for side in SIDES]
-        for side, topic in zip(SIDES, topics, strict=True):
-            self.create_subscription(CompressedImage, topic, lambda m, side=side: self.on_eye(side, m), QOS_IMAGE)
-        return " and ".join(topics)
-
-    def on_eye(self, side: str, msg: CompressedImage) -> None:
-        assert self.eye_pairs is not None and self.server is not None
-        if (pair := self.eye_pairs.put(side, stamp_ns(msg.header.stamp), bytes(msg.data))) is not None:
-            self.server.put_eyes(*pair)
 
     def destroy_node(self) -> None:
         if self.server is not None:
@@ -180,9 +157,8 @@ class XrInput(Node):
 
     def live_values(self) -> dict[str, object]:
         assert self.server is not None
-        unpaired = {"video_eyes_unpaired": self.eye_pairs.unpaired} if self.eye_pairs is not None else {}
         return {"source": self.cfg.source, "input": self.cfg.input, "samples": self.samples, **self.server.figures(),
-                **unpaired}
+                **(self.video.figures() if self.video else {})}
 
     def on_status_timer(self) -> None:
         """The link's status: logged, on xr/status and in the diagnostics on each change (rate-limited)."""
