@@ -132,3 +132,28 @@ def test_the_clock_follows_a_simulator_that_slows_down_without_restarting():
     assert clock.rate == pytest.approx(0.3, rel=0.05) and clock.relocks == 0
     late = np.diff(ticks[-30:])
     assert np.all(late == PERIOD_NS)  # 20 ms of simulated time apart: 15 ticks per wall second
+
+
+def test_a_starved_simulator_that_slips_is_followed_not_refused():
+    """A composed process saturated: the simulator stands still for 0.6 s, then runs on from where it stood (it
+    slips: sim/wall_clock.py) at 0.4 of real time, its samples delivered in bursts up to 60 ms late. A sample far
+    behind the extrapolation but newer than the last is the source itself: taken, the ticks follow it. (The clock
+    used to refuse them as a jump, no tick until a relock; in test_avp_graph's stall the bursts of a saturated
+    process never confirmed one: no command again, the robot damped.)"""
+    rng = np.random.default_rng(6)
+    clock = ControlClock()
+    source_s, stamps = 0.0, []
+    for k in range(1600):  # 8 s of wall time in 5 ms steps
+        mono = k * 0.005
+        if 2.0 <= mono < 2.6:
+            continue  # nothing published: the simulator stands still
+        source_s += 0.005 * (1.0 if mono < 2.0 else 0.4)
+        delay = rng.uniform(0, 0.002) if mono < 2.0 else 0.06 - (mono % 0.06)  # released every 60 ms
+        clock.put(round(source_s * 1e9), mono + delay)
+        timing = clock.poll(mono + delay)
+        if timing.due:
+            stamps.append((mono, timing.stamp_ns))
+    after = np.array([s for m, s in stamps if m > 2.9])  # ticks again within 0.3 s of the simulator's return
+    assert len(after) > 0.8 * (source_s - 2.0 - 0.3 * 0.4) / 0.02
+    assert np.all(np.diff(after) > 0) and np.all(np.diff(after) % PERIOD_NS == 0)  # on the grid, in order
+    assert set(clock.refused) == {"unconfirmed"} and clock.relocks == 0, clock.refused  # before the first lock only

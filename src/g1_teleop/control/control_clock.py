@@ -14,13 +14,15 @@ a late delivery does not move the ticks. It never runs more than
 ``max_ahead_s`` ahead of the newest sample (a paused simulation stops the ticks) and never goes back.
 
 Samples that cannot be the source's are refused: negative (``negative``), or ahead of the extrapolation by
-more than ``ahead_tolerance_s`` / behind it by more than ``behind_tolerance_s`` (``jump``: anyone can publish
-a /clock). The clock locks on a timeline only once it is confirmed: ``confirm_samples`` samples over at least
-``confirm_span_s`` on one line of slope (rate) within ±20 % of their median, in [0.01, 100] (a repeated or
-random value is no clock). It starts that way, and starts anew (a simulator restarted) when no sample has been
-taken for ``relock_after_s`` and the refused ones confirm another timeline. Late samples (a starved
-simulator, a stray /clock a little in the past) are taken but never the least delayed: they move neither the
-ticks nor the rate.
+more than ``ahead_tolerance_s``, or behind it by more than ``behind_tolerance_s`` and older than the newest sample
+taken: back in time (``jump``: anyone can publish a /clock). A sample far behind the extrapolation but newer than
+the newest is the source itself, slowed or stalled (a starved simulator slips: it runs on from where it stood):
+taken, so that the ticks follow it instead of stopping until a relock. The clock locks on a timeline only once
+it is confirmed: ``confirm_samples`` samples over at least ``confirm_span_s`` on one line of slope (rate) within
+±20 % of their median, in [0.01, 100] (a repeated or random value is no clock). It starts that way, and starts
+anew (a simulator restarted) when no sample has been taken for ``relock_after_s`` and the refused ones confirm
+another timeline. Late samples (a stray /clock a little in the past) are taken but never the least delayed: they
+move neither the ticks nor the rate.
 
 :meth:`ControlClock.poll` says when the next tick is due: ticks lie on a grid of ``period_s`` in source time,
 each stamped with its grid time; a tick more than one period late is skipped (counted), not caught up.
@@ -130,7 +132,8 @@ class ControlClock:
             kind = "unconfirmed"
         else:
             error_s = (source_ns - self._estimate_ns(mono_s)) * 1e-9
-            if error_s > cfg.ahead_tolerance_s or error_s < -cfg.behind_tolerance_s:
+            back = error_s < -cfg.behind_tolerance_s and source_ns < self._newest_ns()
+            if error_s > cfg.ahead_tolerance_s or back:
                 kind = "jump"
         if kind is not None:
             self.refused[kind] = self.refused.get(kind, 0) + 1
@@ -170,14 +173,16 @@ class ControlClock:
             self._slopes.append((sources[b] - sources[a]) / (monos[b] - monos[a]))
             self._rate = float(np.clip(np.median(self._slopes), 0.01, 100.0))
 
+    def _newest_ns(self) -> int:
+        return max(n for _, n in self._recent)
+
     def now_ns(self, mono_s: float) -> int | None:
         """The source time now (never back, at most ``max_ahead_s`` past the newest sample); None before the
         first sample."""
         if not self._recent:
             return None
-        newest_ns = max(n for _, n in self._recent)
         estimate = self._estimate_ns(mono_s)
-        capped = min(estimate, newest_ns + self.config.max_ahead_s * 1e9)
+        capped = min(estimate, self._newest_ns() + self.config.max_ahead_s * 1e9)
         self._last_now_ns = max(self._last_now_ns, int(capped))
         return self._last_now_ns
 
