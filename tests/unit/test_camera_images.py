@@ -4,16 +4,19 @@ optical frames)."""
 
 from __future__ import annotations
 
+import io
 import math
 
 import numpy as np
 import pytest
+from PIL import Image as PilImage
 
 from g1_teleop.core.camera_images import (
     StereoFrame,
     decode_jpeg,
     encode_jpeg,
     intrinsics,
+    jpeg_size,
     project,
     side_by_side,
     split_side_by_side,
@@ -47,6 +50,12 @@ def test_jpeg_round_trip_and_refusal() -> None:
     assert decoded.shape == image.shape and np.abs(decoded.astype(int) - image).mean() < 3
     with pytest.raises(ValueError, match="not a JPEG image \\(5 bytes\\)"):
         decode_jpeg(b"hello")
+    assert jpeg_size(data) == (64, 48)  # (width, height) from the header
+    png = io.BytesIO()
+    PilImage.fromarray(image).save(png, format="PNG")
+    for bad, why in ((b"hello", "not a JPEG image \\(5 bytes\\)"), (png.getvalue(), "not a JPEG image but PNG")):
+        with pytest.raises(ValueError, match=why):
+            jpeg_size(bad)
 
 
 def test_stereo_frame_forms() -> None:

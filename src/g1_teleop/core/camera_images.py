@@ -64,6 +64,18 @@ def decode_jpeg(data: bytes) -> np.ndarray:
         raise ValueError(f"not a JPEG image ({len(data)} bytes): {exc}") from None
 
 
+def jpeg_size(data: bytes) -> tuple[int, int]:
+    """(width, height) of JPEG bytes from their header, nothing decoded; ValueError with the reason when they are
+    not a JPEG."""
+    try:
+        with PilImage.open(io.BytesIO(data)) as image:
+            if image.format != "JPEG":
+                raise ValueError(f"not a JPEG image but {image.format}")
+            return image.size
+    except (OSError, SyntaxError) as exc:  # Pillow's errors for unreadable data
+        raise ValueError(f"not a JPEG image ({len(data)} bytes): {exc}") from None
+
+
 def side_by_side(left: np.ndarray, right: np.ndarray) -> np.ndarray:
     """The stereo frame: left | right (height, 2·width, 3)."""
     if left.shape != right.shape:
@@ -125,10 +137,5 @@ class StereoFrame:
         if self._rgb:
             height, width = self._rgb["left"].shape[:2]
             return height, width
-        data = self._mono_jpeg if self._mono_jpeg is not None else self.stereo_jpeg()
-        try:
-            with PilImage.open(io.BytesIO(data)) as image:
-                width, height = image.size
-        except (OSError, SyntaxError) as exc:
-            raise ValueError(f"not a JPEG image ({len(data)} bytes): {exc}") from None
+        width, height = jpeg_size(self._mono_jpeg if self._mono_jpeg is not None else self.stereo_jpeg())
         return height, width if self._mono_jpeg is not None else width // 2
