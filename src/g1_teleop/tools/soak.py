@@ -6,8 +6,11 @@ the bridge up as an operator does (start, activate once the policy's commands ar
 each time it ends. Every ``interval_s`` it prints one line of figures of that interval:
 
 * ``rss_mb``: the resident memory of every process of the graph (hw_bridge's LowCmd process as ``hw_bridge/lowcmd``);
-* ``joint_command``: arrivals at this process, their period p99 (ms) and ``misses`` (periods over 1.5 × 20 ms);
-* ``lowcmd``: every LowCmd the bridge wrote (a probe on the robot's domain takes them from a reader 0.5 s deep
+* ``joint_command``: every command the policy wrote (taken, like the LowCmds below, from a reader 2 s deep between
+  the spins), the period p99 between their write times (DDS source timestamps, ms: the policy's output, not this
+  process's own wake-ups; with ``--priority`` the control path would starve this process's reception at normal
+  priority) and ``misses`` (periods over 1.5 × 20 ms);
+* ``lowcmd``: every LowCmd the bridge wrote (a probe on the robot's domain takes them from a reader 2 s deep
   between its spins: none is lost, as one listener call per LowCmd would lose some on a busy machine), the period p99
   between their write times (DDS source timestamps, ms) and ``misses`` (over 2 × 2 ms);
 * ``trips``: safety transitions to DAMP since ACTIVE (goal 0), and the bridge's state (a ramp the bridge damped
@@ -42,7 +45,9 @@ from g1_teleop.tools.virtual_graph import Operator, VirtualGraphConfig, virtual_
 ROS_DOMAIN_ID = 229  # the soak's own domains: never a robot's (0), the tests' (1–200) or the benches' (230, 231);
 ROBOT_DOMAIN_ID = 228  # DDS ports (7400 + 250 · domain + …) leave nothing above 232
 COMMAND_PERIOD_S, LOWCMD_PERIOD_S = 0.02, 0.002
-LOWCMD_HISTORY, LOWCMD_TAKE_S = 250, 0.1  # the probe's reader keeps 0.5 s of LowCmds; taken every 0.1 s
+# The readers keep 2 s of each (taken every 0.1 s): this process at normal priority, the control path at SCHED_FIFO
+# (--priority) can hold it off for a second on 2 cores (a 0.5 s LowCmd reader lost ~5 % then)
+LOWCMD_HISTORY, COMMAND_HISTORY, TAKE_S = 1000, 100, 0.1
 STRESS_TIMEOUT_MARGIN_S = 300.0  # stress-ng ends by itself this long after the soak's duration (bring-up, a crash)
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d*)?)\s*(h|m|s)?\s*$")
 
@@ -207,12 +212,14 @@ def _exit_on_sigterm(signum: int, _frame: object) -> None:
 
 def run_soak(cfg: SoakConfig, emit: Callable[[str], None] = print) -> dict:
     """Run the soak (module doc); the figures of every interval and the totals."""
+    from rclpy.node import Node
     from sensor_msgs.msg import JointState
 
     from g1_teleop.core.paths import scenario_path
     from g1_teleop.hardware.robot_dds import TOPIC_LOWCMD, RobotDds
     from g1_teleop.launching.process_runner import GraphProcesses
     from g1_teleop.operator.scenario import Scenario
+    from g1_teleop.ros.polled_subscription import PolledSubscription
     from g1_teleop.ros.qos import QOS_COMMAND
 
     stress = CpuStress(cfg.stress_workers, cfg.duration_s + STRESS_TIMEOUT_MARGIN_S) if cfg.stress_workers else None
@@ -223,8 +230,9 @@ def run_soak(cfg: SoakConfig, emit: Callable[[str], None] = print) -> dict:
     graph = GraphProcesses(virtual_graph_nodes(graph_cfg), env=graph_cfg.env, output=log.append)
     operator = Operator(graph, log, cfg.ros_domain_id, "soak")
     commands = _Arrivals()
-    operator.node.create_subscription(JointState, "joint_command",
-                                      lambda _: commands.times.append(time.monotonic()), QOS_COMMAND)
+    command_reader = PolledSubscription(Node("_soak_commands", context=operator.context, start_parameter_services=False,
+                                             enable_rosout=False),
+                                        JointState, "/joint_command", QOS_COMMAND, depth=COMMAND_HISTORY)
     lowcmds = _Arrivals()
     robot_dds = RobotDds(cfg.robot_domain_id, "lo")  # write times only: decoding 500 LowCmds a second costs CPU
     lowcmd_reader = robot_dds.raw_reader(TOPIC_LOWCMD, history=LOWCMD_HISTORY)
@@ -245,7 +253,7 @@ def run_soak(cfg: SoakConfig, emit: Callable[[str], None] = print) -> dict:
         emit(f"soak: ACTIVE against the virtual robot, controller {cfg.controller}, scenario {cfg.scenario} "
              f"({scenario_s:g} s, on loop) for {cfg.duration_s:g} s{loaded}; a line every {cfg.interval_s:g} s")
         start = next_play = time.monotonic()
-        commands.times.clear(), lowcmd_reader.take_timed()  # (the figures are those of ACTIVE)
+        command_reader.take_all(), lowcmd_reader.take_timed()  # (the figures are those of ACTIVE)
         stress_cpu_s = 0.0
         while len(intervals) * cfg.interval_s < cfg.duration_s - 1e-9:
             now = time.monotonic()
@@ -254,8 +262,9 @@ def run_soak(cfg: SoakConfig, emit: Callable[[str], None] = print) -> dict:
                 next_play = now + scenario_s
             boundary = start + (len(intervals) + 1) * cfg.interval_s
             if now < boundary:
-                operator.spin_for(min(next_play, boundary, now + LOWCMD_TAKE_S) - now)
+                operator.spin_for(min(next_play, boundary, now + TAKE_S) - now)
                 lowcmds.times.extend(t for _, t in lowcmd_reader.take_timed())
+                commands.times.extend(info["source_timestamp"] * 1e-9 for _, info in command_reader.take_all())
                 continue
             trips = operator.trip_lines()[bring_up_trips:]
             figures = {"t_s": round(now - start, 1), "state": operator.bridge_state, "trips": len(trips),
