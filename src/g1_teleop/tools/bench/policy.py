@@ -35,10 +35,10 @@ POLICY_BENCH_DOMAIN_ID = 232  # the bench's own ROS domain: never a robot's (0),
 
 
 def _realtime_command_periods(controller: str, seconds: float) -> tuple[list[float], list[float]]:
-    """The simulation graph in real time (four nodes as separate processes, no gantry, the default
-    scenario and policy folder) on a private domain: periods (s) between joint_command arrivals here, and
-    between their stamps (the policy's 50 Hz timer on the simulator's clock), over ``seconds`` after a 2 s
-    warm-up."""
+    """The simulation graph in real time (as `g1-teleop sim` runs it: the composed control process and robot_state;
+    no gantry, the default scenario and policy folder) on a private domain: periods (s) between joint_command
+    arrivals here, and between their stamps (the policy's 50 Hz timer on the simulator's clock), over ``seconds``
+    after a 2 s warm-up."""
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
     from sensor_msgs.msg import JointState
