@@ -42,8 +42,9 @@ def test_the_vision_pro_app_stream_drives_the_arms_and_a_pinch_closes_the_dex3_h
     # holds when no sample came for 200 ms of simulated time, then held whenever the app's stream paused for 100 ms
     # on a loaded machine). The app streams at the Vision Pro's 90 Hz (its default). (At 250 asked, when xr_input
     # still shared the control process, its thread saturated now and then after the engage, 3 of ~35 runs: the
-    # simulation slipped and the policy refused the late /clock until a relock that never came. Now xr_input has a
-    # process of its own and the policy's clock follows a slipping simulation: 14 of 14 runs at 250 passed.)
+    # simulation slipped and the policy refused the late /clock until a relock that never came. The policy's clock
+    # now follows a slipping simulation (14 of 14 runs at 250 passed with that alone), and xr_input has a process of
+    # its own.)
     app = subprocess.Popen([sys.executable, str(FAKE_APP), "--port", str(port)], stdin=subprocess.PIPE,
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     nodes = [n for n in load_graph("sim").resolve({"source": "avp", "avp_ip": "127.0.0.1", "dex3": "true",
