@@ -7,6 +7,12 @@ Imu every 5 ms, reliable, depth 5 (hw_bridge's pattern), while a second thread o
 LowCmd loop's pattern); a subscriber process is started and SIGKILLed ``kills`` times, with two busy
 processes loading the 2 cores. Figures per transport: the longest publish and the longest gap of the 2 ms
 thread (ms), and the publishes over 50 ms. Runs on its own ROS domain, localhost only.
+
+Then, without the load, what one publish of that JointState costs this process (``publish_cost_*``, µs p50/p99):
+back to back (``hot``) and after 20 ms asleep (``after_idle``, a 50 Hz node's pattern), with no subscriber and with
+three in other processes (``subs0``, ``subs3``). On this project's 2-core VM the second is 10–20 × the first (200–300
+µs for a publish without subscribers: the publish path's code and data gone cold in the caches while the process
+slept), which is what each hop of the graph pays.
 """
 
 from __future__ import annotations
@@ -85,6 +91,49 @@ def subscriber() -> None:
     rclpy.spin(node)
 
 
+def publish_cost(env: dict[str, str], module: list[str], samples: int = 300) -> dict[str, float]:
+    """One JointState publish's time (µs p50/p99), hot and after 20 ms asleep, with 0 and 3 subscriber processes."""
+    import numpy as np
+    import rclpy
+    from sensor_msgs.msg import JointState
+
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=DOMAIN_ID)
+    node = rclpy.create_node("bench_publish_cost", context=context)
+    pub = node.create_publisher(JointState, "joint_states", _qos())
+    joints = JointState(name=[f"joint_{i}" for i in range(29)], position=[0.0] * 29, velocity=[0.0] * 29,
+                        effort=[0.0] * 29)
+    figures: dict[str, float] = {}
+    subscribers: list[subprocess.Popen] = []
+    try:
+        for count in (0, 3):
+            subscribers += [subprocess.Popen([*module, "subscriber"], env=env, stdout=subprocess.DEVNULL,
+                                             stderr=subprocess.DEVNULL) for _ in range(count - len(subscribers))]
+            deadline = time.monotonic() + 30.0
+            while pub.get_subscription_count() < count:
+                if time.monotonic() > deadline:
+                    raise BenchError(f"{count} subscriber processes did not match within 30 s")
+                time.sleep(0.1)
+            time.sleep(1.0)
+            for kind, sleep_s in (("hot", 0.0), ("after_idle", 0.02)):
+                times = []
+                for _ in range(samples):
+                    start = time.perf_counter()
+                    pub.publish(joints)
+                    times.append(time.perf_counter() - start)
+                    time.sleep(sleep_s)
+                p50, p99 = np.percentile(np.array(times[10:]) * 1e6, [50, 99])
+                figures.update({f"publish_cost_{kind}_subs{count}_p50_us": round(float(p50), 1),
+                                f"publish_cost_{kind}_subs{count}_p99_us": round(float(p99), 1)})
+    finally:
+        for process in subscribers:
+            process.kill()
+            process.wait()
+        node.destroy_node()
+        context.try_shutdown()
+    return figures
+
+
 def bench_publish(kills: int = 25) -> dict[str, float]:
     env = {**os.environ, "ROS_DOMAIN_ID": str(DOMAIN_ID), "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}
     module = [sys.executable, "-m", "g1_teleop.tools.bench.publish"]
@@ -115,6 +164,7 @@ def bench_publish(kills: int = 25) -> dict[str, float]:
     finally:
         for process in load:
             process.kill()
+    figures.update(publish_cost(env, module))
     return figures
 
 
