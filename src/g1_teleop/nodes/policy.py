@@ -92,7 +92,8 @@ class Policy(Node):
         self.pub_mode.publish(String(data=self.mode.value))
         self.diagnostics = Diagnostics(self, lambda: {
             "mode": self.mode.value, "commands": self.commands, "refused_inputs": dict(self.warn.counts),
-            "refused_clock": dict(self.clock.refused), "skipped_ticks": self.clock.skipped_ticks})
+            "refused_clock": dict(self.clock.refused), "clock_relocks": self.clock.relocks,
+            "skipped_ticks": self.clock.skipped_ticks})
         steady = Clock(clock_type=ClockType.STEADY_TIME)
         if cfg.lockstep:
             self.create_timer(0.05, self.on_sync_timeout, clock=steady)
@@ -134,9 +135,13 @@ class Policy(Node):
                   stamp_ns(msg.header.stamp), time.monotonic())
 
     def on_clock(self, msg: ClockMsg) -> None:
+        relocks = self.clock.relocks
         refused = self.clock.put(stamp_ns(msg.clock), time.monotonic())
         if refused is not None:
             self.warn(f"clock/{refused}", f"/clock {stamp_ns(msg.clock) * 1e-9:.3f} s refused: {refused}")
+        elif self.clock.relocks > relocks:
+            self.log.warning("clock/relock", f"/clock follows a new timeline from {stamp_ns(msg.clock) * 1e-9:.3f} s "
+                                             "(the simulator restarted?): ticks on it from now on")
 
     def on_joy(self, msg: Joy) -> None:
         for mode in self.intake.joy(msg.axes, msg.buttons, time.monotonic()):
