@@ -110,8 +110,11 @@ def test_a_starved_simulator_slips_instead_of_racing_to_catch_up(rclpy_context):
         rig.graph.kill("sim_bridge", signal.SIGCONT)
         rig.spin_for(1.5)
     resumed_wall, resumed_stamp, _ = rig.states[resumed]
-    for wall, stamp, _ in rig.states[resumed:]:  # never ahead of the wall clock since the resume (+ one period)
-        assert stamp - resumed_stamp <= wall - resumed_wall + 0.03, (wall - resumed_wall, stamp - resumed_stamp)
+    # Never ahead of the wall clock since the resume, within a period and this process's own reception delays on a
+    # loaded machine (states received 3 ms apart though published 35 ms apart, once in a full check): the burst this
+    # rules out is the 0.5 s of the pause.
+    for wall, stamp, _ in rig.states[resumed:]:
+        assert stamp - resumed_stamp <= wall - resumed_wall + 0.1, (wall - resumed_wall, stamp - resumed_stamp)
     wall_s, sim_s = rig.states[-1][0] - rig.states[0][0], rig.states[-1][1] - rig.states[0][1]
     assert sim_s < wall_s - 0.4, (wall_s, sim_s)  # the pause is not made up
     assert "slips instead of catching up" in rig.log

@@ -29,6 +29,21 @@ def test_unknown_graph_lists_the_known_ones():
         load_graph("nope")
 
 
+def test_a_live_device_has_its_own_process_in_real_time_however_the_bool_is_written():
+    graph = load_graph("sim")
+    for lockstep, container in (("true", "control"), ("True", "control"), ("1", "control"), ("false", ""),
+                                ("FALSE", ""), ("0", "")):
+        for source in ("webxr", "avp", "pico"):
+            xr = [n for n in graph.resolve({"source": source, "lockstep": lockstep}) if n.executable == "xr_input"]
+            assert [n.container for n in xr] == [container], (source, lockstep)
+        scenario = [n for n in graph.resolve({"lockstep": lockstep}) if n.executable == "xr_input"]
+        assert [n.container for n in scenario] == ["control"]
+    eyes = [n.name for n in graph.resolve({"eyes": "True"})]
+    assert "eyes" in eyes
+    with pytest.raises(GraphError, match="not one of"):
+        graph.resolve({"source": "webxrr"})
+
+
 def test_real_graph_runs_the_virtual_robot_only_when_asked():
     graph = load_graph("real")
     real = graph.resolve()

@@ -112,6 +112,7 @@ class Graph:
         text = {a.name: values.get(a.name, a.default) for a in self.arguments}
         typed = {a.name: a.convert(text[a.name]) for a in self.arguments}
         composed = typed.get(COMPOSE_ARGUMENT, True)
+        chosen = {name: str(value).lower() if isinstance(value, bool) else text[name] for name, value in typed.items()}
         for node in self.nodes:
             for arg, _ in node.when:
                 self.argument(arg)
@@ -125,7 +126,7 @@ class Graph:
                 container=node.container if composed else "",
             )
             for node in self.nodes
-            if all(text[arg] in values for arg, values in node.when)
+            if all(chosen[arg] in values for arg, values in node.when)  # (a bool argument as true or false)
         ]
 
     def _priority(self, node: NodeSpec, text: dict[str, str], typed: dict[str, Any]) -> int:
