@@ -29,6 +29,7 @@ from g1_teleop.tools.bench.figures import BenchError
 
 if TYPE_CHECKING:
     from rclpy.qos import QoSProfile
+    from sensor_msgs.msg import JointState
 
 DOMAIN_ID = 228  # the bench's own domain: never a robot's (0), the tests' (1–200) nor the other benches'
 TRANSPORTS = {"shared_memory": None, "udp": "UDPv4"}  # FASTDDS_BUILTIN_TRANSPORTS: None = Fast DDS's default
@@ -40,6 +41,14 @@ def _qos() -> QoSProfile:
     return QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=5, reliability=ReliabilityPolicy.RELIABLE)
 
 
+def _joints() -> JointState:
+    """The published JointState: 29 joints, as hw_bridge's joint_states."""
+    from sensor_msgs.msg import JointState
+
+    return JointState(name=[f"joint_{i}" for i in range(29)], position=[0.0] * 29, velocity=[0.0] * 29,
+                      effort=[0.0] * 29)
+
+
 def publisher(seconds: float) -> None:
     """Publish for ``seconds``; print the figures as JSON."""
     import rclpy
@@ -49,8 +58,7 @@ def publisher(seconds: float) -> None:
     node = rclpy.create_node("bench_publisher")
     joints_pub = node.create_publisher(JointState, "joint_states", _qos())
     imu_pub = node.create_publisher(Imu, "imu", _qos())
-    joints = JointState(name=[f"joint_{i}" for i in range(29)], position=[0.0] * 29, velocity=[0.0] * 29,
-                        effort=[0.0] * 29)
+    joints = _joints()
     end = time.monotonic() + seconds
     gaps: list[float] = []
 
@@ -101,8 +109,7 @@ def publish_cost(env: dict[str, str], module: list[str], samples: int = 300) -> 
     rclpy.init(context=context, domain_id=DOMAIN_ID)
     node = rclpy.create_node("bench_publish_cost", context=context)
     pub = node.create_publisher(JointState, "joint_states", _qos())
-    joints = JointState(name=[f"joint_{i}" for i in range(29)], position=[0.0] * 29, velocity=[0.0] * 29,
-                        effort=[0.0] * 29)
+    joints = _joints()
     figures: dict[str, float] = {}
     subscribers: list[subprocess.Popen] = []
     try:
