@@ -102,9 +102,16 @@ def test_the_vision_pro_app_stream_drives_the_arms_and_a_pinch_closes_the_dex3_h
         assert answer.success, answer
         anchor, start = robot_wrists(), seen.now()
         operator("offset 0.04 0.0 0.05")
-        until(lambda: seen.now() > start + 2.0, "2 s of simulated time")
-        error = np.linalg.norm(robot_wrists() - anchor - np.array([0.04, 0.0, 0.05]), axis=1)
-        assert error.max() < 0.015, f"followed {(robot_wrists() - anchor) * 1e3} mm for (40, 0, 50) mm"
+
+        def error() -> np.ndarray:
+            return np.linalg.norm(robot_wrists() - anchor - np.array([0.04, 0.0, 0.05]), axis=1)
+
+        # Within 15 mm after 2 s of simulated time, or by 4 s (the app's offset reaches the graph over gRPC in wall
+        # time: a loaded machine can hold it back while the simulation runs on)
+        until(lambda: seen.now() > start + 2.0 and (error().max() < 0.015 or seen.now() > start + 4.0),
+              "4 s of simulated time")
+        followed_mm, followed_s = error().max() * 1e3, seen.now() - start
+        assert followed_mm < 15.0, f"followed {(robot_wrists() - anchor) * 1e3} mm for (40, 0, 50) mm"
 
         # waist:=head: the operator looks 0.35 rad left and 0.25 rad down; the waist turns 0.3 and bends 0.1 rad
         # (deadband 0.05, pitch gain 0.5) at the simulator's joints
@@ -120,7 +127,8 @@ def test_the_vision_pro_app_stream_drives_the_arms_and_a_pinch_closes_the_dex3_h
               f"(open {simulated_open_mm:.0f} mm, now {thumb_index_mm(simulated):.0f} mm)")
         time.sleep(1.0)  # (hand_retarget's low-pass and the simulated fingers settle)
         pinched_mm, simulated_pinched_mm = thumb_index_mm(), thumb_index_mm(simulated)
-        print(f"\nVision Pro: wrists followed within {error.max() * 1e3:.1f} mm; thumb–index {open_mm:.0f} mm open, "
+        print(f"\nVision Pro: wrists followed within {followed_mm:.1f} mm in {followed_s:.1f} s; "
+              f"thumb–index {open_mm:.0f} mm open, "
               f"{pinched_mm:.0f} mm pinched (target), simulated hand {simulated_open_mm:.0f} → "
               f"{simulated_pinched_mm:.0f} mm")
         assert open_mm > 60.0 and pinched_mm < 25.0

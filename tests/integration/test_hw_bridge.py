@@ -357,16 +357,21 @@ def test_the_policys_gains_reach_the_motors_in_active_only(make_rig):
     assert response.success, (response.message, rig.log)
     rig.wait_state("ACTIVE", 1.0)
     active_s = rig.diagnostics[-1][0]
-    rig.spin(blend_s + 0.5)
+    rig.spin(blend_s + 0.8)
     active = [s for s in rig.probe.lowcmds if s.t > active_s]
     blending = [s for s in active if s.t < active_s + blend_s - 0.1]
     waist_kp = np.array([s.kp[waist[0]] for s in blending])
     assert len(blending) > 100 and np.all(np.diff(waist_kp) >= 0), "the waist kp does not ramp up"
     assert waist_kp[0] < hold_kp[waist[0]] + 200 and hold_kp[waist[0]] + 100 < waist_kp[-1] < 900.0, \
         (waist_kp[0], waist_kp[-1])
-    done = [s for s in active if s.t > active_s + blend_s + 0.1]
-    assert done and all(np.array_equal(s.kp, kp) and np.array_equal(s.kd, kd) for s in done), \
-        (done[-1].kp[waist], done[-1].kd[waist])
+    # Once at the policy's gains, always at them (keyed on the first LowCmd that has them, not on this process's
+    # arrival times: on a loaded machine a LowCmd of the blend's end can arrive here 0.1 s late)
+    first_done = next((i for i, s in enumerate(active) if np.array_equal(s.kp, kp) and np.array_equal(s.kd, kd)),
+                      len(active))
+    done = active[first_done:]
+    assert len(done) > 100 and done[0].t < active_s + blend_s + 0.3, "the blend does not end at the policy's gains"
+    assert all(np.array_equal(s.kp, kp) and np.array_equal(s.kd, kd) for s in done), \
+        next((s.kp[waist], s.kd[waist]) for s in done if not np.array_equal(s.kp, kp) or not np.array_equal(s.kd, kd))
     print(f"\nwaist kp/kd at the robot: HOLD {held[-1].kp[waist]}/{held[-1].kd[waist]}, blend "
           f"{waist_kp[0]:.1f} → {waist_kp[-1]:.1f} over {blending[-1].t - blending[0].t:.2f} s, ACTIVE "
           f"{done[-1].kp[waist]}/{done[-1].kd[waist]}")
