@@ -34,17 +34,22 @@ def _policy_step_times(robot, controller, ticks: int) -> tuple[list[float], floa
 POLICY_BENCH_DOMAIN_ID = 232  # the bench's own ROS domain: never a robot's (0), the tests' (1–200) nor lowcmd's
 
 
-def _realtime_command_periods(controller: str, seconds: float) -> tuple[list[float], list[float]]:
+COMMAND_HISTORY = 100  # joint_commands kept until taken: 2 s at 50 Hz
+TAKE_S = 0.1  # how often this process takes them
+
+
+def _realtime_command_times(controller: str, seconds: float) -> dict[str, np.ndarray]:
     """The simulation graph in real time (as `g1-teleop sim` runs it: the composed control process and robot_state;
-    no gantry, the default scenario and policy folder) on a private domain: periods (s) between joint_command
-    arrivals here, and between their stamps (the policy's 50 Hz timer on the simulator's clock), over ``seconds``
-    after a 2 s warm-up."""
+    no gantry, the default scenario and policy folder) on a private domain: each joint_command's write time (the
+    policy's, DDS source timestamp), its reception time here (the middleware's, not this process's wake-up: the
+    commands are taken every ``TAKE_S`` from a reader 2 s deep) and its stamp (the policy's 50 Hz timer on the
+    simulator's clock), all in s, over ``seconds`` after a 2 s warm-up."""
     import rclpy
-    from rclpy.executors import SingleThreadedExecutor
     from sensor_msgs.msg import JointState
 
     from g1_teleop.launching.graph_description import load_graph
     from g1_teleop.launching.process_runner import GraphProcesses
+    from g1_teleop.ros.polled_subscription import PolledSubscription
     from g1_teleop.ros.qos import QOS_COMMAND
 
     env = {"ROS_DOMAIN_ID": str(POLICY_BENCH_DOMAIN_ID), "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}
@@ -54,35 +59,36 @@ def _realtime_command_periods(controller: str, seconds: float) -> tuple[list[flo
                            env=env, output=log.append)
     context = rclpy.Context()
     rclpy.init(context=context, domain_id=POLICY_BENCH_DOMAIN_ID)
-    node = rclpy.create_node("bench_policy", context=context)
-    executor = SingleThreadedExecutor(context=context)
-    executor.add_node(node)
-    arrivals: list[tuple[float, float]] = []  # (time.monotonic(), stamp s)
-    node.create_subscription(JointState, "joint_command", lambda m: arrivals.append(
-        (time.monotonic(), m.header.stamp.sec + m.header.stamp.nanosec * 1e-9)), QOS_COMMAND)
+    node = rclpy.create_node("_bench_policy", context=context, start_parameter_services=False, enable_rosout=False)
+    reader = PolledSubscription(node, JointState, "/joint_command", QOS_COMMAND, depth=COMMAND_HISTORY)
+    times: list[tuple[int, int, float]] = []  # (written ns, received ns, stamp s)
     try:
         graph.start()
         deadline = time.monotonic() + 60.0
-        while not arrivals or time.monotonic() - arrivals[0][0] < 2.0 + seconds:
+        while not times or (times[-1][1] - times[0][1]) * 1e-9 < 2.0 + seconds:
             if (failure := graph.check()) is not None:
                 raise BenchError(f"{failure}: " + "\n".join(log[-10:]))
             if time.monotonic() > deadline + seconds:
                 raise BenchError(f"no joint_command from the real-time graph ({controller}): " + "\n".join(log[-10:]))
-            executor.spin_once(timeout_sec=0.005)
+            time.sleep(TAKE_S)
+            times.extend((info["source_timestamp"], info["received_timestamp"],
+                          msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9) for msg, info in reader.take_all())
     finally:
         graph.stop()
-        executor.shutdown()
         node.destroy_node()
         context.try_shutdown()
-    kept = np.array([a for a in arrivals if a[0] - arrivals[0][0] >= 2.0])
-    return list(np.diff(kept[:, 0])), list(np.diff(kept[:, 1]))
+    kept = np.array([t for t in times if (t[1] - times[0][1]) * 1e-9 >= 2.0], dtype=float)
+    if not kept[:, 1].all():
+        raise BenchError("the middleware gave no reception time for joint_command (rmw without received_timestamp)")
+    return {"written": kept[:, 0] * 1e-9, "received": kept[:, 1] * 1e-9, "stamp": kept[:, 2]}
 
 
 def bench_policy(ticks: int = 1000, realtime_s: float = 10.0) -> dict[str, float]:
     """The 50 Hz policy step in closed loop with the simulator, for OpenWBT's squat policy (observation,
     inference, target) and the built-in controller (model update, leg IK, balance torques); then each in
-    the real-time graph: the period of joint_command as received by another process, its jitter
-    (|period − 20 ms|) p99, and the same from the command stamps (the policy's timer)."""
+    the real-time graph: the period of joint_command as another process's middleware receives it, its jitter
+    (|period − 20 ms|) p99, and the same from the policy's write times and from the command stamps (the policy's
+    timer)."""
     from g1_teleop.control.controller_factory import make_lower_body
     from g1_teleop.core.robot_description import load_robot
 
@@ -93,12 +99,12 @@ def bench_policy(ticks: int = 1000, realtime_s: float = 10.0) -> dict[str, float
         samples, pelvis_z = _policy_step_times(robot, controller, ticks)
         figures.update({**percentiles(f"{name}_step", samples), f"{name}_pelvis_z_end_m": round(pelvis_z, 4)})
     for name in controllers:
-        received, stamped = _realtime_command_periods(name, realtime_s)
-        jitter_ms = {kind: round(float(np.percentile(np.abs(np.asarray(periods) - 0.02), 99)) * 1e3, 4)
-                     for kind, periods in (("", received), ("_stamp", stamped))}
-        figures.update({**percentiles(f"{name}_realtime_period", received),
-                        f"{name}_realtime_jitter_p99_ms": jitter_ms[""],
-                        f"{name}_realtime_stamp_jitter_p99_ms": jitter_ms["_stamp"],
-                        f"{name}_realtime_commands": len(received) + 1})
+        times = _realtime_command_times(name, realtime_s)
+        periods = {kind: np.diff(t) for kind, t in times.items()}
+        figures.update(percentiles(f"{name}_realtime_period", periods["received"]))
+        for kind, prefix in (("received", ""), ("written", "_written"), ("stamp", "_stamp")):
+            jitter_s = np.percentile(np.abs(periods[kind] - 0.02), 99)
+            figures[f"{name}_realtime{prefix}_jitter_p99_ms"] = round(float(jitter_s) * 1e3, 4)
+        figures[f"{name}_realtime_commands"] = len(times["received"])
     figures["realtime_s"] = realtime_s
     return figures
