@@ -54,7 +54,7 @@ from g1_teleop.operator.webxr_source import NewestOnce, publication
 from g1_teleop.operator.webxr_status import LinkState, StatusLog
 from g1_teleop.ros.diagnostics import Diagnostics
 from g1_teleop.ros.headset_video import HeadsetVideo
-from g1_teleop.ros.messages import stamp_ns, to_stamp
+from g1_teleop.ros.messages import joy_msg, stamp_ns, to_stamp
 from g1_teleop.ros.node_main import run
 from g1_teleop.ros.operator_messages import HAND_FRAMES, body_msg, landmarks_msg, pose_msg
 from g1_teleop.ros.parameters import declare_config
@@ -204,9 +204,7 @@ class XrInput(Node):
         both wrists are (webxr_source)."""
         out = publication(sample, "hands" if self.cfg.source == "avp" else self.cfg.input)
         frame = out.frame
-        joy = Joy(axes=list(frame.joy_axes), buttons=list(frame.joy_buttons))
-        joy.header.stamp, joy.header.frame_id = stamp, out.joy_frame
-        self.pub_joy.publish(joy)
+        self.pub_joy.publish(joy_msg(frame.joy_axes, frame.joy_buttons, stamp, out.joy_frame))
         for side, points in (("left", out.left_hand), ("right", out.right_hand)):
             publisher, msg = self.pub_hands[side]
             if points is not None and publisher.get_subscription_count():  # 25 poses: made only for a listener
@@ -232,9 +230,7 @@ class XrInput(Node):
         stamp = to_stamp(now_ns)
         # joy first: in lockstep the policy ticks once the wrists' arm target is in
         if frame.joy_axes or frame.joy_buttons:
-            joy = Joy(axes=list(frame.joy_axes), buttons=list(frame.joy_buttons))
-            joy.header.stamp = stamp
-            self.pub_joy.publish(joy)
+            self.pub_joy.publish(joy_msg(frame.joy_axes, frame.joy_buttons, stamp))
         self.pub_head.publish(pose_msg(frame.head, stamp, "operator_world" if frame.body is not None else "xr_world"))
         if frame.body is not None:
             self.pub_body.publish(body_msg(frame.body, stamp))

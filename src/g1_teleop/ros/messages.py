@@ -132,8 +132,13 @@ def gains_from_msg(msg: JointState, index: JointIndex, kp_max: np.ndarray,
     return kp, kd
 
 
+def joy_msg(axes: Sequence[float], buttons: Sequence[int], stamp: Time, frame_id: str = "") -> Joy:
+    """sensor_msgs/Joy of a gamepad's, a headset's or a remote's axes (-1…1) and buttons (0/1)."""
+    joy = Joy(axes=[float(a) for a in axes], buttons=[int(b) for b in buttons])
+    joy.header.stamp, joy.header.frame_id = stamp, frame_id
+    return joy
+
+
 def remote_joy_msg(remote: WirelessRemote, stamp: Time) -> Joy:
     """sensor_msgs/Joy of the G1's wireless remote: its axes and buttons (``wireless_remote.BUTTONS`` order)."""
-    joy = Joy(axes=list(remote.axes), buttons=[int(b) for b in remote.buttons])
-    joy.header.stamp, joy.header.frame_id = stamp, REMOTE_FRAME
-    return joy
+    return joy_msg(remote.axes, remote.buttons, stamp, REMOTE_FRAME)
