@@ -18,10 +18,15 @@ from collections.abc import Callable
 from copy import copy
 from typing import Any, Generic, TypeVar
 
+from rclpy.context import Context
 from rclpy.node import Node
 from rclpy.qos import HistoryPolicy, QoSProfile
+from sensor_msgs.msg import JointState
+
+from g1_teleop.ros.qos import QOS_COMMAND
 
 Message = TypeVar("Message")
+COMMAND_HISTORY = 100  # joint_commands kept until taken: 2 s at 50 Hz
 
 
 class PolledSubscription(Generic[Message]):
@@ -55,6 +60,13 @@ class PolledSubscription(Generic[Message]):
         received_ns = info.get("received_timestamp", 0)  # the system clock's, by the middleware; 0: not given
         age_s = max(0.0, (time.time_ns() - received_ns) * 1e-9) if received_ns else 0.0
         return msg, time.monotonic() - age_s
+
+
+def command_reader(context: Context, name: str) -> PolledSubscription[JointState]:
+    """joint_command kept 2 s deep (at 50 Hz) in a node ``name`` of its own in ``context``, for a tool that measures
+    the commands' timing from their write times (``take_all``'s source_timestamp), not from its own wake-ups."""
+    node = Node(name, context=context, start_parameter_services=False, enable_rosout=False)
+    return PolledSubscription(node, JointState, "/joint_command", QOS_COMMAND, depth=COMMAND_HISTORY)
 
 
 def _never_called(msg: Any) -> None:

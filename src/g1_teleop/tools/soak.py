@@ -47,7 +47,7 @@ ROBOT_DOMAIN_ID = 228  # DDS ports (7400 + 250 · domain + …) leave nothing ab
 COMMAND_PERIOD_S, LOWCMD_PERIOD_S = 0.02, 0.002
 # The readers keep 2 s of each (taken every 0.1 s): this process at normal priority, the control path at SCHED_FIFO
 # (--priority) can hold it off for a second on 2 cores (a 0.5 s LowCmd reader lost ~5 % then)
-LOWCMD_HISTORY, COMMAND_HISTORY, TAKE_S = 1000, 100, 0.1
+LOWCMD_HISTORY, TAKE_S = 1000, 0.1
 STRESS_TIMEOUT_MARGIN_S = 300.0  # stress-ng ends by itself this long after the soak's duration (bring-up, a crash)
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d*)?)\s*(h|m|s)?\s*$")
 
@@ -212,15 +212,12 @@ def _exit_on_sigterm(signum: int, _frame: object) -> None:
 
 def run_soak(cfg: SoakConfig, emit: Callable[[str], None] = print) -> dict:
     """Run the soak (module doc); the figures of every interval and the totals."""
-    from rclpy.node import Node
-    from sensor_msgs.msg import JointState
 
     from g1_teleop.core.paths import scenario_path
     from g1_teleop.hardware.robot_dds import TOPIC_LOWCMD, RobotDds
     from g1_teleop.launching.process_runner import GraphProcesses
     from g1_teleop.operator.scenario import Scenario
-    from g1_teleop.ros.polled_subscription import PolledSubscription
-    from g1_teleop.ros.qos import QOS_COMMAND
+    from g1_teleop.ros.polled_subscription import command_reader
 
     stress = CpuStress(cfg.stress_workers, cfg.duration_s + STRESS_TIMEOUT_MARGIN_S) if cfg.stress_workers else None
     scenario_s = Scenario.load(scenario_path(cfg.scenario)).duration
@@ -230,9 +227,7 @@ def run_soak(cfg: SoakConfig, emit: Callable[[str], None] = print) -> dict:
     graph = GraphProcesses(virtual_graph_nodes(graph_cfg), env=graph_cfg.env, output=log.append)
     operator = Operator(graph, log, cfg.ros_domain_id, "soak")
     commands = _Arrivals()
-    command_reader = PolledSubscription(Node("_soak_commands", context=operator.context, start_parameter_services=False,
-                                             enable_rosout=False),
-                                        JointState, "/joint_command", QOS_COMMAND, depth=COMMAND_HISTORY)
+    commands_taken = command_reader(operator.context, "_soak_commands")
     lowcmds = _Arrivals()
     robot_dds = RobotDds(cfg.robot_domain_id, "lo")  # write times only: decoding 500 LowCmds a second costs CPU
     lowcmd_reader = robot_dds.raw_reader(TOPIC_LOWCMD, history=LOWCMD_HISTORY)
@@ -253,7 +248,7 @@ def run_soak(cfg: SoakConfig, emit: Callable[[str], None] = print) -> dict:
         emit(f"soak: ACTIVE against the virtual robot, controller {cfg.controller}, scenario {cfg.scenario} "
              f"({scenario_s:g} s, on loop) for {cfg.duration_s:g} s{loaded}; a line every {cfg.interval_s:g} s")
         start = next_play = time.monotonic()
-        command_reader.take_all(), lowcmd_reader.take_timed()  # (the figures are those of ACTIVE)
+        commands_taken.take_all(), lowcmd_reader.take_timed()  # (the figures are those of ACTIVE)
         stress_cpu_s = 0.0
         while len(intervals) * cfg.interval_s < cfg.duration_s - 1e-9:
             now = time.monotonic()
@@ -264,7 +259,7 @@ def run_soak(cfg: SoakConfig, emit: Callable[[str], None] = print) -> dict:
             if now < boundary:
                 operator.spin_for(min(next_play, boundary, now + TAKE_S) - now)
                 lowcmds.times.extend(t for _, t in lowcmd_reader.take_timed())
-                commands.times.extend(info["source_timestamp"] * 1e-9 for _, info in command_reader.take_all())
+                commands.times.extend(info["source_timestamp"] * 1e-9 for _, info in commands_taken.take_all())
                 continue
             trips = operator.trip_lines()[bring_up_trips:]
             figures = {"t_s": round(now - start, 1), "state": operator.bridge_state, "trips": len(trips),

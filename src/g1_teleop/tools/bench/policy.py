@@ -34,7 +34,6 @@ def _policy_step_times(robot, controller, ticks: int) -> tuple[list[float], floa
 POLICY_BENCH_DOMAIN_ID = 232  # the bench's own ROS domain: never a robot's (0), the tests' (1–200) nor lowcmd's
 
 
-COMMAND_HISTORY = 100  # joint_commands kept until taken: 2 s at 50 Hz
 TAKE_S = 0.1  # how often this process takes them
 
 
@@ -45,12 +44,10 @@ def _realtime_command_times(controller: str, seconds: float) -> dict[str, np.nda
     commands are taken every ``TAKE_S`` from a reader 2 s deep) and its stamp (the policy's 50 Hz timer on the
     simulator's clock), all in s, over ``seconds`` after a 2 s warm-up."""
     import rclpy
-    from sensor_msgs.msg import JointState
 
     from g1_teleop.launching.graph_description import load_graph
     from g1_teleop.launching.process_runner import GraphProcesses
-    from g1_teleop.ros.polled_subscription import PolledSubscription
-    from g1_teleop.ros.qos import QOS_COMMAND
+    from g1_teleop.ros.polled_subscription import command_reader
 
     env = {"ROS_DOMAIN_ID": str(POLICY_BENCH_DOMAIN_ID), "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}
     log: list[str] = []
@@ -59,8 +56,7 @@ def _realtime_command_times(controller: str, seconds: float) -> dict[str, np.nda
                            env=env, output=log.append)
     context = rclpy.Context()
     rclpy.init(context=context, domain_id=POLICY_BENCH_DOMAIN_ID)
-    node = rclpy.create_node("_bench_policy", context=context, start_parameter_services=False, enable_rosout=False)
-    reader = PolledSubscription(node, JointState, "/joint_command", QOS_COMMAND, depth=COMMAND_HISTORY)
+    reader = command_reader(context, "_bench_policy")
     times: list[tuple[int, int, float]] = []  # (written ns, received ns, stamp s)
     try:
         graph.start()
@@ -75,7 +71,6 @@ def _realtime_command_times(controller: str, seconds: float) -> dict[str, np.nda
                           msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9) for msg, info in reader.take_all())
     finally:
         graph.stop()
-        node.destroy_node()
         context.try_shutdown()
     kept = np.array([t for t in times if (t[1] - times[0][1]) * 1e-9 >= 2.0], dtype=float)
     if not kept[:, 1].all():
