@@ -106,12 +106,13 @@ def test_the_vision_pro_app_stream_drives_the_arms_and_a_pinch_closes_the_dex3_h
         def error() -> np.ndarray:
             return np.linalg.norm(robot_wrists() - anchor - np.array([0.04, 0.0, 0.05]), axis=1)
 
-        # Within 15 mm after 2 s of simulated time, or by 4 s (the app's offset reaches the graph over gRPC in wall
-        # time: a loaded machine can hold it back while the simulation runs on)
-        until(lambda: seen.now() > start + 2.0 and (error().max() < 0.015 or seen.now() > start + 4.0),
+        # Within 5 mm after 2 s of simulated time, or by 4 s (the app's offset reaches the graph over gRPC in wall
+        # time: a loaded machine can hold it back while the simulation runs on). (0.4-1.1 mm; 10-15 mm when the
+        # arms' gravity feed-forward left out the Dex3 hands' weight: the arms sagged under it.)
+        until(lambda: seen.now() > start + 2.0 and (error().max() < 0.005 or seen.now() > start + 4.0),
               "4 s of simulated time")
         followed_mm, followed_s = error().max() * 1e3, seen.now() - start
-        assert followed_mm < 15.0, f"followed {(robot_wrists() - anchor) * 1e3} mm for (40, 0, 50) mm"
+        assert followed_mm < 5.0, f"followed {(robot_wrists() - anchor) * 1e3} mm for (40, 0, 50) mm"
 
         # waist:=head: the operator looks 0.35 rad left and 0.25 rad down; the waist turns 0.3 and bends 0.1 rad
         # (deadband 0.05, pitch gain 0.5) at the simulator's joints

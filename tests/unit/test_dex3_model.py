@@ -1,7 +1,8 @@
 """The simulated Dex3-1 hands (config/dex3.yaml's hand_model on the project's body) against Unitree's official
 G1 + Dex3 model (../shared g1_body29_hand14.xml): the same finger links where the official model has them, the
-same inertias, limits and axes; the hand retargeting's Pinocchio kinematics agree with the simulator's; and a
-hand command reaches the simulated fingers through their motors."""
+same inertias, limits and axes; the hand retargeting's Pinocchio kinematics agree with the simulator's; the arms'
+gravity feed-forward with dex3 (the Pinocchio model with hands) is the official model's; and a hand command reaches
+the simulated fingers through their motors."""
 
 from __future__ import annotations
 
@@ -12,6 +13,10 @@ import pytest
 from g1_teleop.core.dex3_description import SIDES, load_dex3
 from g1_teleop.core.limits import JointCommand
 from g1_teleop.core.mujoco_model import build_mujoco_model
+from g1_teleop.core.pinocchio_model import build_pinocchio_model
+from g1_teleop.retarget.arm_chains import ArmChains
+from g1_teleop.retarget.arm_ik_config import ArmIKConfig
+from g1_teleop.retarget.gravity_feedforward import ArmGravity
 from g1_teleop.retarget.hand_retarget_kinematics import Dex3Kinematics
 from g1_teleop.sim.simulator import SimConfig, Simulator
 from support.shared_data import OFFICIAL_MODELS, shared_path
@@ -111,6 +116,33 @@ def test_the_retargeting_kinematics_are_the_simulators(ours) -> None:
                 offset = DEX3.model.tip_along_distal * np.array(along) * ([1.0, -1.0, 1.0] if side == "right" else 1.0)
                 tip_world = data.xpos[body] + data.xmat[body].reshape(3, 3) @ offset
                 np.testing.assert_allclose(R_palm.T @ (tip_world - p_palm), tips[k], atol=1e-9)
+
+
+def test_the_arms_gravity_feed_forward_carries_the_hands_as_the_official_model_does(robot, official) -> None:
+    """20 random arm configurations, the fingers open: retarget's arm gravity torques (dex3:=true) against the
+    generalized gravity of Unitree's G1 + Dex3 MJCF; the model without hands misses their weight."""
+    frames = (ArmIKConfig().left_frame, ArmIKConfig().right_frame)
+
+    def arm_gravity(hands):
+        chains = ArmChains(build_pinocchio_model(robot, hands=hands), robot.joint_names, frames)
+        return lambda q_body: ArmGravity(chains).torques(chains.full_q(q_body))
+
+    with_hands, without = arm_gravity(DEX3), arm_gravity(None)
+    arms = robot.group_names("arms")
+    data = mujoco.MjData(official)
+    rng = np.random.default_rng(5)
+    worst_without = 0.0
+    for _ in range(20):
+        q_body = robot.default_q.copy()
+        for name in arms:
+            q_body[robot.joint_names.index(name)] = rng.uniform(*official.jnt_range[official.joint(name).id])
+        mujoco.mj_resetData(official, data)  # upright at the origin, every velocity 0: qfrc_bias is gravity
+        data.qpos[[official.joint(name).qposadr[0] for name in robot.joint_names]] = q_body
+        mujoco.mj_forward(official, data)
+        official_tau = data.qfrc_bias[[official.joint(name).dofadr[0] for name in arms]]
+        np.testing.assert_allclose(with_hands(q_body), official_tau, atol=1e-6)
+        worst_without = max(worst_without, float(np.abs(without(q_body) - official_tau).max()))
+    assert worst_without > 1.0  # N·m: what the arms sagged by before
 
 
 def test_a_hand_command_moves_the_simulated_fingers(ours, robot) -> None:

@@ -85,6 +85,14 @@ class HandModel:
     def wrist_inertial(self, side: str) -> Inertial:
         return self.wrist_with_hand.mirrored() if side == "right" else self.wrist_with_hand
 
+    def links_at_rest(self, side: str) -> tuple[tuple[np.ndarray, HandLink], ...]:
+        """Each link of one side with its frame's origin in ``<side>_wrist_yaw_link`` (m) when every finger joint is
+        at 0 (the open hand: each link frame parallel to its parent's, so the origins add up)."""
+        origins = {"palm": self.palm_origin(side)}
+        for link in self.links(side):
+            origins[link.joint] = origins[link.parent] + link.origin
+        return tuple((origins[link.joint], link) for link in self.links(side))
+
 
 @dataclass(frozen=True)
 class Dex3:

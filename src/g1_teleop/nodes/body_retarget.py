@@ -32,6 +32,7 @@ from rclpy.publisher import Publisher
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float32
 
+from g1_teleop.core.dex3_description import load_dex3
 from g1_teleop.core.joint_vector import JointIndex, MalformedJointMessage
 from g1_teleop.core.mujoco_model import build_mujoco_model
 from g1_teleop.core.pinocchio_model import build_pinocchio_model
@@ -41,7 +42,7 @@ from g1_teleop.core.stamp_sync import StampSync
 from g1_teleop.retarget.arm_chains import ArmChains
 from g1_teleop.retarget.arm_ik_config import ArmIKConfig
 from g1_teleop.retarget.body_follower import BodyFollower, UpperBodyTarget
-from g1_teleop.retarget.gravity_feedforward import ArmGravity
+from g1_teleop.retarget.gravity_feedforward import ArmGravity, dex3_setting
 from g1_teleop.retarget.whole_body import WholeBodyRetargeter
 from g1_teleop.retarget.whole_body_config import WholeBodyConfig
 from g1_teleop.ros.body_messages import WholeBodyMessages
@@ -59,6 +60,7 @@ class BodyRetargetConfig(WholeBodyConfig):
 
     model: str = setting("", "robot model, a URDF or MJCF path; empty: the project's model")
     robot_config: str = setting("", "robot description YAML; empty: config/g1_29dof.yaml")
+    dex3: bool = dex3_setting()
     lockstep: bool = setting(True, "answer a body frame once the joint state of its stamp is in; false: at once")
     squat: bool = setting(False, "publish teleop/squat_height, the operator's pelvis height scaled to the robot: "
                           "the policy squats as the operator does")
@@ -71,7 +73,7 @@ class BodyRetarget(Node):
         super().__init__("body_retarget")
         cfg = self.cfg = declare_config(self, BodyRetargetConfig)
         robot = self.robot = load_robot(cfg.robot_config or None, cfg.model or None)
-        pin_model = build_pinocchio_model(robot, floating_base=False)
+        pin_model = build_pinocchio_model(robot, floating_base=False, hands=load_dex3() if cfg.dex3 else None)
         ik_frames = ArmIKConfig()
         chains = ArmChains(pin_model, robot.joint_names, (ik_frames.left_frame, ik_frames.right_frame))
         gravity = ArmGravity(chains)

@@ -27,6 +27,7 @@ from sensor_msgs.msg import JointState, Joy
 from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
+from g1_teleop.core.dex3_description import load_dex3
 from g1_teleop.core.joint_vector import JointIndex, MalformedJointMessage
 from g1_teleop.core.mujoco_model import build_mujoco_model
 from g1_teleop.core.pinocchio_model import build_pinocchio_model
@@ -54,7 +55,7 @@ class Retarget(Node):
         super().__init__("retarget")
         cfg = self.cfg = declare_config(self, RetargetSettings)
         robot = load_robot(cfg.robot_config or None, cfg.model or None)
-        pin_model = build_pinocchio_model(robot, floating_base=False)
+        pin_model = build_pinocchio_model(robot, floating_base=False, hands=load_dex3() if cfg.dex3 else None)
         collision = ArmCollisionModel(robot, build_mujoco_model(robot), pin_model)
         self.ik = DualArmIK(pin_model, robot.joint_names, cfg.ik_config(), collision)
         self.joints = JointIndex(robot.joint_names)

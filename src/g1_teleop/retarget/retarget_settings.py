@@ -12,6 +12,7 @@ from g1_teleop.core.xr_input_contract import LIVE_SOURCES, SOURCES, JoyButton
 from g1_teleop.retarget.arm_ik import ArmIKConfig
 from g1_teleop.retarget.clutch import ClutchConfig
 from g1_teleop.retarget.gamepad_ik import GamepadMapping
+from g1_teleop.retarget.gravity_feedforward import dex3_setting
 from g1_teleop.retarget.head_waist import HeadWaistConfig
 from g1_teleop.retarget.wrist_targets import CLUTCH_MODES
 
@@ -32,6 +33,7 @@ class RetargetSettings:
 
     model: str = setting("", "robot model file (MJCF .xml or URDF); empty: the one robot_config names")
     robot_config: str = setting("", "robot configuration (YAML); empty: config/g1_29dof.yaml")
+    dex3: bool = dex3_setting()
     lockstep: bool = setting(True, "one answer per control period, once the period's joint state and wrist poses "
                              "are in (clutch operator: at once with the joint state); false: an answer per wrist "
                              "pair, and to joint states taken state_solve_rate_hz times a second")
