@@ -5,7 +5,8 @@ transform of a joint_states stamp is where MuJoCo's forward kinematics of those 
 child in the parent (1e-9); world → pelvis is the odometry of the same stamp; pelvis → xr_world puts the
 operator's head where the head-relative wrist mapping says; pelvis → xr_*_hand is each wrist target turned
 into the landmarks' hand frame; the markers' reached wrists are the hand points of the same joint_states; and
-every frame id the graph's topics carry (and xr/*_hand's) is a frame of the tree.
+every frame id the graph's topics carry (and xr/*_hand's) is a frame of the tree. With dex3:=true the description
+has the Dex3-1 hands and /tf turns their fingers as the simulated hands' hand_states say.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ import os
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import mujoco
 import numpy as np
@@ -23,11 +25,15 @@ import rclpy
 from geometry_msgs.msg import PoseStamped
 from nav_msgs.msg import Odometry
 from rclpy.executors import SingleThreadedExecutor
+from rclpy.node import Node
 from rclpy.qos import HistoryPolicy, QoSProfile
+from scipy.spatial.transform import Rotation
 from sensor_msgs.msg import Imu, JointState, Joy, TimeReference
 from std_msgs.msg import String
 from visualization_msgs.msg import MarkerArray
 
+from g1_teleop.core.dex3_description import load_dex3
+from g1_teleop.core.dex3_urdf import urdf_with_dex3_hands
 from g1_teleop.core.mujoco_model import MjJointMap, build_mujoco_model
 from g1_teleop.core.robot_description import FREE_JOINT_NAME
 from g1_teleop.core.rotations import transform
@@ -65,11 +71,38 @@ def wait_for(condition: Callable[[], bool], timeout_s: float) -> bool:
 
 
 def test_frames_description_and_markers_answer_the_joint_states(ros_domain, robot):
+    with graph_heard(load_graph("sim").resolve(), ros_domain) as (graph, node, lines):
+        heard, arrived = frames_description_and_markers(graph, node, lines)
+    check_frames_description_and_markers(heard, arrived, robot)
+
+
+@contextmanager
+def graph_heard(nodes: list, ros_domain: int) -> Iterator[tuple[GraphProcesses, Node, list[str]]]:
+    """The graph of ``nodes`` (the ``with`` body makes its subscriptions on this process's node, then starts the
+    graph) and that node spinning in a thread; both stopped at the end."""
     lines: list[str] = []
-    graph = GraphProcesses(load_graph("sim").resolve(), output=lines.append)
+    graph = GraphProcesses(nodes, output=lines.append)
     context = rclpy.Context()
     rclpy.init(context=context, domain_id=ros_domain)
     node = rclpy.create_node("robot_state_test", context=context)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    spinner = threading.Thread(target=executor.spin, daemon=True)
+    spinner.start()
+    try:
+        yield graph, node, lines
+    finally:
+        graph.stop()
+        executor.shutdown()
+        spinner.join(timeout=2.0)
+        node.destroy_node()
+        context.try_shutdown()
+
+
+def frames_description_and_markers(graph: GraphProcesses, node: Node,
+                                   lines: list[str]) -> tuple[dict[str, list], dict[str, list[float]]]:
+    """What the first test hears, by topic (the frames, the description, the markers and the topics they answer),
+    and when each message arrived."""
     heard: dict[str, list] = defaultdict(list)
     arrived: dict[str, list[float]] = defaultdict(list)  # time.monotonic() of each message heard
 
@@ -87,11 +120,8 @@ def test_frames_description_and_markers_answer_the_joint_states(ros_domain, robo
                                  (TimeReference, "teleop/trace", QOS_COMMAND),
                                  (MarkerArray, "teleop/wrist_markers", QOS_STATE)):
         node.create_subscription(msg_type, topic, keep(topic), qos)
-    executor = SingleThreadedExecutor(context=context)
-    executor.add_node(node)
     graph.start()
-    spinner = threading.Thread(target=executor.spin, daemon=True)
-    spinner.start()
+
     def heads_answered() -> int:
         """xr/head messages heard whose stamp an xr_world transform heard has (robot_state answers the newest
         head at 30 Hz, niced: in a full check here 10 were matched once the markers were in)."""
@@ -99,20 +129,16 @@ def test_frames_description_and_markers_answer_the_joint_states(ros_domain, robo
         return sum(t.child_frame_id == "xr_world" and stamp_ns(t.header.stamp) in head_stamps
                    for m in list(heard["/tf"]) for t in m.transforms)
 
-    try:
-        assert wait_for(lambda: len(heard["teleop/wrist_markers"]) >= 50 and heard["teleop/trace"]
-                        and heads_answered() > 20, STARTUP_S), (
-            f"heard {({k: len(v) for k, v in heard.items()})}, {heads_answered()} heads answered\n"
-            + "\n".join(lines[-40:]))
-        assert os.getpriority(os.PRIO_PROCESS, graph.pid("robot_state")) == 10  # an observer yields the CPU
-        time.sleep(1.0)  # the last answers of what was heard
-    finally:
-        graph.stop()
-        executor.shutdown()
-        spinner.join(timeout=2.0)
-        node.destroy_node()
-        context.try_shutdown()
+    assert wait_for(lambda: len(heard["teleop/wrist_markers"]) >= 50 and heard["teleop/trace"]
+                    and heads_answered() > 20, STARTUP_S), (
+        f"heard {({k: len(v) for k, v in heard.items()})}, {heads_answered()} heads answered\n"
+        + "\n".join(lines[-40:]))
+    assert os.getpriority(os.PRIO_PROCESS, graph.pid("robot_state")) == 10  # an observer yields the CPU
+    time.sleep(1.0)  # the last answers of what was heard
+    return heard, arrived
 
+
+def check_frames_description_and_markers(heard: dict[str, list], arrived: dict[str, list[float]], robot) -> None:
     assert [m.data for m in heard["robot_description"]] == [robot.model_path.read_text()]
     assert len(heard["/tf_static"]) == 1
     static = {t.child_frame_id: t for t in heard["/tf_static"][0].transforms}
@@ -203,3 +229,56 @@ def test_frames_description_and_markers_answer_the_joint_states(ros_domain, robo
     assert used - {""} <= tree, f"frame ids of the graph's topics not in the TF tree: {sorted(used - tree - {''})}"
     assert {"pelvis", "world", "xr_world", "imu_in_pelvis"} <= used
     assert checked == 20 and sum(stamp in odom for stamp in tf_by_stamp) > 20
+
+
+PINCH = {"left": [0.0, 0.5, 1.0, -1.0, -1.0, 0.0, 0.0], "right": [0.0, -0.5, -1.0, 1.0, 1.0, 0.0, 0.0]}  # (rad)
+
+
+def test_with_dex3_the_description_has_the_hands_and_tf_moves_their_fingers(ros_domain, robot):
+    """dex3:=true: robot_description is the URDF with the Dex3-1 hands, and once this process commands a pinch on
+    teleop/hand_target (hand_retarget left out: no headset), each finger link's /tf transform turns about its joint's
+    axis by the simulated hand's position in hand_states (what RViz and Foxglove draw)."""
+    dex3 = load_dex3()
+    names = dex3.both_joint_names()
+    pinch = np.concatenate([PINCH["left"], PINCH["right"]])
+    heard: dict[str, list] = defaultdict(list)
+
+    def fingers() -> dict[str, float]:
+        """The newest hand_states positions of both hands, by joint."""
+        newest: dict[str, float] = {}
+        for msg in list(heard["hand_states"]):
+            newest.update(zip(msg.name, msg.position, strict=True))
+        return newest
+
+    def pinched() -> bool:
+        q = fingers()
+        return len(q) == 14 and np.abs(np.array([q[n] for n in names]) - pinch).max() < 0.05
+
+    nodes = [n for n in load_graph("sim").resolve({"dex3": "true"}) if n.name != "hand_retarget"]
+    with graph_heard(nodes, ros_domain) as (graph, node, lines):
+        for msg_type, topic, qos in ((String, "robot_description", QOS_LATCHED), (TFMessage, "/tf", QOS_TF),
+                                     (JointState, "hand_states", QOS_STATE)):
+            node.create_subscription(msg_type, topic, lambda msg, topic=topic: heard[topic].append(msg), qos)
+        target = node.create_publisher(JointState, "teleop/hand_target", QOS_COMMAND)
+        node.create_timer(0.05, lambda: target.publish(JointState(name=list(names), position=pinch.tolist())))
+        graph.start()
+        assert wait_for(pinched, STARTUP_S), f"hands {fingers()}\n" + "\n".join(lines[-40:])
+        time.sleep(1.0)  # robot_state's next ticks take the settled fingers
+
+    assert [m.data for m in heard["robot_description"]] == [urdf_with_dex3_hands(robot.model_path.read_text(), dex3)]
+    newest: dict[str, object] = {}
+    for message in heard["/tf"]:
+        newest.update({t.child_frame_id: t for t in message.transforms})
+    q = fingers()
+    for side in ("left", "right"):
+        for link in dex3.model.links(side):
+            name = f"{side}_hand_{link.joint}"
+            t = newest[f"{name}_link"]
+            parent = "palm" if link.parent == "palm" else link.parent
+            assert t.header.frame_id == f"{side}_hand_{parent}_link"
+            parent_T_child = transform_from_msg(t)
+            np.testing.assert_allclose(parent_T_child[:3, 3], link.origin, atol=TOLERANCE)
+            axis = np.eye(3)["xyz".index(link.axis)]
+            expected = Rotation.from_rotvec(axis * q[f"{name}_joint"]).as_matrix()
+            np.testing.assert_allclose(parent_T_child[:3, :3], expected, atol=0.02, err_msg=name)
+    assert abs(q["left_hand_thumb_2_joint"]) > 0.9  # (the fingers moved: the check above is not at 0)

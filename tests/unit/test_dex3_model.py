@@ -1,16 +1,19 @@
 """The simulated Dex3-1 hands (config/dex3.yaml's hand_model on the project's body) against Unitree's official
 G1 + Dex3 model (../shared g1_body29_hand14.xml): the same finger links where the official model has them, the
 same inertias, limits and axes; the hand retargeting's Pinocchio kinematics agree with the simulator's; the arms'
-gravity feed-forward with dex3 (the Pinocchio model with hands) is the official model's; and a hand command reaches
-the simulated fingers through their motors."""
+gravity feed-forward with dex3 (the Pinocchio model with hands) is the official model's; the URDF with hands
+(robot_description with dex3) has the simulated hands' links, joints and masses; and a hand command reaches the
+simulated fingers through their motors."""
 
 from __future__ import annotations
 
 import mujoco
 import numpy as np
+import pinocchio as pin
 import pytest
 
 from g1_teleop.core.dex3_description import SIDES, load_dex3
+from g1_teleop.core.dex3_urdf import urdf_with_dex3_hands
 from g1_teleop.core.limits import JointCommand
 from g1_teleop.core.mujoco_model import build_mujoco_model
 from g1_teleop.core.pinocchio_model import build_pinocchio_model
@@ -35,10 +38,6 @@ def official() -> mujoco.MjModel:
     return mujoco.MjModel.from_xml_path(str(shared_path(OFFICIAL_MODELS / "g1_body29_hand14.xml")))
 
 
-def _hand_names() -> tuple[str, ...]:
-    return tuple(name for side in SIDES for name in DEX3.joint_names(side))
-
-
 def _world_inertia(model: mujoco.MjModel, data: mujoco.MjData, body: str) -> np.ndarray:
     R = data.ximat[model.body(body).id].reshape(3, 3)
     return R @ np.diag(model.body_inertia[model.body(body).id]) @ R.T
@@ -50,7 +49,7 @@ def test_43_joints_with_a_motor_each_and_the_rubber_hands_gone(ours, robot) -> N
         wrist = ours.body(f"{side}_wrist_yaw_link").id
         assert not any(ours.geom_bodyid[g] == wrist and ours.geom_type[g] == mujoco.mjtGeom.mjGEOM_BOX
                        for g in range(ours.ngeom))
-    hands = Simulator(robot, ours, SimConfig(), hand_names=_hand_names()).hands
+    hands = Simulator(robot, ours, SimConfig(), hand_names=DEX3.both_joint_names()).hands
     effort = ours.actuator_ctrlrange[hands.actuator_id, 1]
     np.testing.assert_array_equal(effort, np.concatenate([DEX3.limits[side].effort for side in SIDES]))
 
@@ -145,10 +144,42 @@ def test_the_arms_gravity_feed_forward_carries_the_hands_as_the_official_model_d
     assert worst_without > 1.0  # N·m: what the arms sagged by before
 
 
+def test_the_urdf_with_hands_is_the_simulated_robot(robot, ours) -> None:
+    """20 random configurations of the arms and fingers: every hand link's pose in the pelvis from the URDF with
+    hands (through Pinocchio) is the simulated one; the same total mass, the rubber hands gone, the comments kept."""
+    urdf = urdf_with_dex3_hands(robot.model_path.read_text(), DEX3)
+    assert urdf.count("<box") == robot.model_path.read_text().count("<box") - 4 + 2  # rubber hands → palms
+    assert "<!--" in urdf
+    model = pin.buildModelFromXML(urdf)
+    model_data, data = model.createData(), mujoco.MjData(ours)
+    names = (*robot.group_names("arms"), *DEX3.both_joint_names())
+    assert all(model.existJointName(name) for name in names)
+    links = [f"{side}_hand_{part}_link" for side in SIDES for part in ("palm", *HAND_LINKS)]
+    pelvis = ours.body("pelvis").id
+    rng = np.random.default_rng(11)
+    for _ in range(20):
+        q = pin.neutral(model)
+        for name in names:
+            joint = model.getJointId(name)
+            q[model.idx_qs[joint]] = data.qpos[ours.joint(name).qposadr[0]] = rng.uniform(
+                model.lowerPositionLimit[model.idx_qs[joint]], model.upperPositionLimit[model.idx_qs[joint]])
+        mujoco.mj_kinematics(ours, data)
+        pin.framesForwardKinematics(model, model_data, q)
+        for link in links:
+            simulated = ours.body(link).id
+            R_pelvis = data.xmat[pelvis].reshape(3, 3)
+            np.testing.assert_allclose(model_data.oMf[model.getFrameId(link)].translation,
+                                       R_pelvis.T @ (data.xpos[simulated] - data.xpos[pelvis]), atol=1e-9,
+                                       err_msg=link)
+            np.testing.assert_allclose(model_data.oMf[model.getFrameId(link)].rotation,
+                                       R_pelvis.T @ data.xmat[simulated].reshape(3, 3), atol=1e-9, err_msg=link)
+    assert sum(i.mass for i in model.inertias) == pytest.approx(float(ours.body_mass.sum()), rel=1e-9)
+
+
 def test_a_hand_command_moves_the_simulated_fingers(ours, robot) -> None:
     """On the gantry, the body holding its pose: a pinch-like target reached within 0.05 rad in 1 s, each motor
     within its effort limit."""
-    sim = Simulator(robot, ours, SimConfig(gantry=True), hand_names=_hand_names())
+    sim = Simulator(robot, ours, SimConfig(gantry=True), hand_names=DEX3.both_joint_names())
     body = JointCommand.hold(robot.default_q, *robot.gains("default"))
     target = np.concatenate([np.array([0.0, 0.5, 1.0, -1.0, -1.0, 0.0, 0.0]),
                              np.array([0.0, -0.5, -1.0, 1.0, 1.0, 0.0, 0.0])])

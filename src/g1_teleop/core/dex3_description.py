@@ -25,6 +25,9 @@ RATE_HZ = 100.0  # HandCmd/HandState per hand per second (Unitree's Dex3 example
 _JOINT_KEYS = ("left", "right", "effort", "velocity")
 _AXES = ("x", "y", "z")
 _MIRROR = np.array([1.0, -1.0, 1.0])  # the left hand's positions → the right hand's
+FINGER_RADIUS_M = 0.008  # the finger links are drawn as capsules (MuJoCo) or cylinders (URDF) of this radius
+PALM_BOX_CENTER = np.array([0.035, 0.0, 0.0])  # the box drawn for the palm, in the palm link's frame (m)
+PALM_BOX_HALF_SIZE = np.array([0.035, 0.012, 0.045])
 
 
 class Dex3ConfigError(ValueError):
@@ -85,13 +88,18 @@ class HandModel:
     def wrist_inertial(self, side: str) -> Inertial:
         return self.wrist_with_hand.mirrored() if side == "right" else self.wrist_with_hand
 
-    def links_at_rest(self, side: str) -> tuple[tuple[np.ndarray, HandLink], ...]:
-        """Each link of one side with its frame's origin in ``<side>_wrist_yaw_link`` (m) when every finger joint is
-        at 0 (the open hand: each link frame parallel to its parent's, so the origins add up)."""
-        origins = {"palm": self.palm_origin(side)}
-        for link in self.links(side):
-            origins[link.joint] = origins[link.parent] + link.origin
-        return tuple((origins[link.joint], link) for link in self.links(side))
+    def distal_tip(self, side: str, joint: str) -> np.ndarray:
+        """The fingertip point on the distal link of ``joint`` in that link's frame (m): ``tip_along_distal`` along
+        the link, −y for the left thumb (+y for the right one), x for the other fingers."""
+        if joint.startswith("thumb"):
+            return np.array([0.0, self.tip_along_distal if side == "right" else -self.tip_along_distal, 0.0])
+        return np.array([self.tip_along_distal, 0.0, 0.0])
+
+    def drawn_segment_end(self, side: str, link: HandLink) -> np.ndarray:
+        """Where the segment drawn for ``link`` (from its origin) ends in its frame (m): at its child's origin, or
+        at the fingertip point of a distal link."""
+        children = [other.origin for other in self.links(side) if other.parent == link.joint]
+        return children[0] if children else self.distal_tip(side, link.joint)
 
 
 @dataclass(frozen=True)
@@ -111,6 +119,10 @@ class Dex3:
     def joint_names(self, side: str) -> tuple[str, ...]:
         """ROS joint names of one hand, in motor order (``left_hand_thumb_0_joint`` …)."""
         return tuple(f"{side}_hand_{joint}_joint" for joint in self.motor_order)
+
+    def both_joint_names(self) -> tuple[str, ...]:
+        """Both hands' 14 joints, the left hand's then the right hand's, each in motor order."""
+        return tuple(name for side in SIDES for name in self.joint_names(side))
 
 
 def load_dex3(path: Path | None = None) -> Dex3:

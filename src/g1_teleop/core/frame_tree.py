@@ -5,14 +5,17 @@ What robot_state_publisher makes of a URDF: a URDF link's parent is the link its
 joint's transform never changes (published once, on /tf_static), a moving joint's follows the joint
 positions (/tf, stamped with the joint state). For an MJCF the bodies take the links' place and its sites
 and the configured frames (``config/g1_29dof.yaml`` ``frames``: the IMU, the eyes, the IK's hand points) hang
-fixed from their bodies. Joints that are not among the robot's 29 (a model's hand joints) stay at 0.
+fixed from their bodies. Joints that are not among the robot's 29 nor its ``extra_joints`` (a model's hand joints)
+stay at 0.
 
 Names: ``parent_T_child`` is the 4×4 transform (m) of frame child in frame parent; ``q`` the 29 joint
-positions (rad) in DDS order; the root is the robot's base link (the pelvis).
+positions (rad) in DDS order, then the ``extra_joints``' (0 in the standing pose); the root is the robot's base
+link (the pelvis).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -39,10 +42,10 @@ class Edge:
 class FrameTree:
     """The frames of a (fixed-base) Pinocchio model of the robot, rooted at its base link."""
 
-    def __init__(self, robot: Robot, model: pin.Model) -> None:
+    def __init__(self, robot: Robot, model: pin.Model, extra_joints: Sequence[str] = ()) -> None:
         self.root = robot.base_link
         self._model, self._data = model, model.createData()
-        self._joints = PinJointMap.from_model(model, robot.joint_names)
+        self._joints = PinJointMap.from_model(model, (*robot.joint_names, *extra_joints))
         self._q = pin.neutral(model)
         self._last: tuple[np.ndarray, dict[str, np.ndarray]] | None = None  # (q, its placements)
         ids: dict[str, int] = {}
@@ -59,7 +62,9 @@ class FrameTree:
                 edges.append(Edge(parent, name, fixed))
         self.edges: tuple[Edge, ...] = tuple(edges)
         self.frames = frozenset(ids)
-        standing = self._placements(robot.default_q)
+        self.standing_q = np.concatenate([robot.default_q, np.zeros(len(extra_joints))])
+        """The default pose's q (the extra joints at 0)."""
+        standing = self._placements(self.standing_q)
         self._standing_foot_z = robot.spawn_height + min(standing[f][2, 3] for f in FOOT_BODIES if f in ids)
         self._feet = tuple(f for f in FOOT_BODIES if f in ids)
         self.static: tuple[Transform, ...] = self._transforms(standing, fixed=True)
@@ -77,7 +82,7 @@ class FrameTree:
         return frames[current].name, fixed
 
     def moving(self, q: np.ndarray) -> tuple[Transform, ...]:
-        """The transforms of the frames that joints move, at the joint positions ``q`` (29, rad, DDS order)."""
+        """The transforms of the frames that joints move, at the joint positions ``q`` (rad, module docstring)."""
         return self._transforms(self._placements(q), fixed=False)
 
     def root_T(self, q: np.ndarray, frame: str) -> np.ndarray:

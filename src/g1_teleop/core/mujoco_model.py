@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
-from g1_teleop.core.dex3_description import SIDES, Dex3
+from g1_teleop.core.dex3_description import FINGER_RADIUS_M, PALM_BOX_CENTER, PALM_BOX_HALF_SIZE, SIDES, Dex3
 from g1_teleop.core.model_files import mjspec_from_file
 from g1_teleop.core.robot_description import DEFAULT_KEYFRAME, FREE_JOINT_NAME, Robot, SelfCollision, frozen_indices
 
@@ -25,7 +25,6 @@ _IMU_SENSOR_TYPES = (mujoco.mjtSensor.mjSENS_FRAMEQUAT, mujoco.mjtSensor.mjSENS_
 # reflected rotor inertia of a small geared motor keeps ω·dt ≈ 0.6; the hand loop's kd acts as joint damping,
 # which MuJoCo integrates implicitly.
 HAND_ARMATURE = 1e-4  # kg·m²
-_FINGER_RADIUS = 0.008  # m, the capsules drawn for the finger links
 
 
 def build_mujoco_model(robot: Robot, timestep: float = 0.005, floor: bool = True,
@@ -129,24 +128,15 @@ def add_dex3_hands(spec: mujoco.MjSpec, dex3: Dex3) -> None:
                                    range=[limits.q_lower[i], limits.q_upper[i]], armature=HAND_ARMATURE)
             joint.limited = mujoco.mjtLimited.mjLIMITED_TRUE
             joint.damping[0] = dex3.kd
-            children = [other.origin for other in links if other.parent == link.joint]
-            end = children[0] if children else _distal_tip(link.origin, side, hand.tip_along_distal, link.joint)
-            body.add_geom(type=mujoco.mjtGeom.mjGEOM_CAPSULE, fromto=[0.0, 0.0, 0.0, *end], size=[_FINGER_RADIUS,
+            end = hand.drawn_segment_end(side, link)
+            body.add_geom(type=mujoco.mjtGeom.mjGEOM_CAPSULE, fromto=[0.0, 0.0, 0.0, *end], size=[FINGER_RADIUS_M,
                           0.0, 0.0], contype=0, conaffinity=0, group=1, density=0.0, rgba=[0.3, 0.3, 0.3, 1.0])
             motor = spec.add_actuator(name=name, target=f"{name}_joint", trntype=mujoco.mjtTrn.mjTRN_JOINT)
             motor.set_to_motor()
             motor.ctrllimited = mujoco.mjtLimited.mjLIMITED_TRUE
             motor.ctrlrange = [-limits.effort[i], limits.effort[i]]
-        palm.add_geom(type=mujoco.mjtGeom.mjGEOM_BOX, pos=[0.035, 0.0, 0.0], size=[0.035, 0.012, 0.045], contype=0,
+        palm.add_geom(type=mujoco.mjtGeom.mjGEOM_BOX, pos=PALM_BOX_CENTER, size=PALM_BOX_HALF_SIZE, contype=0,
                       conaffinity=0, group=1, density=0.0, rgba=[0.3, 0.3, 0.3, 1.0])
-
-
-def _distal_tip(origin: np.ndarray, side: str, length: float, joint: str) -> np.ndarray:
-    """The fingertip of a distal link in its own frame: the thumb's along −y (+y on the right hand), the others'
-    along x."""
-    if joint.startswith("thumb"):
-        return np.array([0.0, length if side == "right" else -length, 0.0])
-    return np.array([length, 0.0, 0.0])
 
 
 def _set_inertial(body: mujoco.MjsBody, inertial) -> None:

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
-from g1_teleop.core.dex3_description import SIDES, Dex3, Inertial
+from g1_teleop.core.dex3_description import Dex3
+from g1_teleop.core.dex3_urdf import HandsOnUrdfError, urdf_with_dex3_hands
 from g1_teleop.core.model_files import flattened_mjcf
 from g1_teleop.core.robot_description import FREE_JOINT_NAME, Robot, frozen_indices
 
@@ -18,11 +19,19 @@ def build_pinocchio_model(robot: Robot, floating_base: bool = False, hands: Dex3
     """Pinocchio model of the robot (fixed base: base link at the world origin; or a free flyer).
 
     A MJCF's own free joint is kept for ``floating_base`` and locked at the origin otherwise. The fixed
-    frames of the configuration are added (as operational frames) where the model lacks them. With ``hands``,
-    each wrist yaw joint carries a Dex3-1 hand's mass (:func:`put_dex3_hands`).
+    frames of the configuration are added (as operational frames) where the model lacks them. With ``hands``, a
+    Dex3-1 hand on each wrist (``core.dex3_urdf``), its 7 finger joints after the body's (held at 0, the open hand,
+    by whoever does not set them).
     """
     path = str(robot.model_path)
-    if not robot.model_is_mjcf:
+    if hands is not None:
+        if robot.model_is_mjcf:
+            raise HandsOnUrdfError(f"Dex3 hands go on a URDF body; {path} is an MJCF (give a URDF model, or Unitree's "
+                                   "g1_body29_hand14 files without dex3)")
+        urdf = urdf_with_dex3_hands(robot.model_path.read_text(), hands)
+        model = (pin.buildModelFromXML(urdf, pin.JointModelFreeFlyer(), FREE_JOINT_NAME) if floating_base
+                 else pin.buildModelFromXML(urdf))
+    elif not robot.model_is_mjcf:
         model = (pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer(), FREE_JOINT_NAME) if floating_base
                  else pin.buildModelFromUrdf(path))
     else:
@@ -41,32 +50,7 @@ def build_pinocchio_model(robot: Robot, floating_base: bool = False, hands: Dex3
         parent_T_frame = pin.SE3(frame.parent_T_frame)
         model.addFrame(pin.Frame(frame.name, parent.parentJoint, parent_id, parent.placement * parent_T_frame,
                                  pin.FrameType.OP_FRAME))
-    if hands is not None:
-        put_dex3_hands(model, hands)
     return model
-
-
-def put_dex3_hands(model: pin.Model, hands: Dex3) -> None:
-    """Make each ``<side>_wrist_yaw_link``'s joint carry a Dex3-1 hand instead of what it carried: the wrist yaw link
-    with the palm and the finger links, the fingers open and rigid (for the arms' dynamics, such as their gravity
-    torques, the 14 finger joints are left out: the hand's mass is 0.8 kg against the 0.25 kg wrist with its rubber
-    hand, their motion moves its centre of mass by a few millimetres). The simulated hands are the same
-    (:func:`g1_teleop.core.mujoco_model.add_dex3_hands`)."""
-    for side in SIDES:
-        wrist = model.frames[model.getFrameId(f"{side}_wrist_yaw_link", pin.FrameType.BODY)]
-        joint_T_wrist = wrist.placement
-        model.inertias[wrist.parentJoint] = joint_T_wrist.act(_inertia(hands.model.wrist_inertial(side)))
-        for origin, link in hands.model.links_at_rest(side):
-            model.appendBodyToJoint(wrist.parentJoint, _inertia(link.inertial),
-                                    joint_T_wrist * pin.SE3(np.eye(3), origin))
-
-
-def _inertia(inertial: Inertial) -> pin.Inertia:
-    """A Pinocchio inertia (in the link frame) of ``inertial``: its principal moments about axes turned by its
-    quaternion."""
-    w, x, y, z = inertial.quat
-    axes = pin.Quaternion(w, x, y, z).toRotationMatrix()
-    return pin.Inertia(inertial.mass, inertial.com, axes @ np.diag(inertial.moments) @ axes.T)
 
 
 @dataclass(frozen=True, eq=False)

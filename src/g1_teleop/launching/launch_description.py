@@ -2,7 +2,7 @@
 
 Used by launch/*.launch.py on ROS distributions; the pip runner reads the same graph files. Where the
 distribution has them, its own tools take over from the pip stand-ins: robot_state_publisher publishes
-robot_description, /tf_static and the links' /tf of a URDF model (robot_state then publishes only
+robot_description, /tf_static and the links' /tf of a URDF model without Dex3 hands (robot_state then publishes only
 world → pelvis, xr_world and the wrist markers: ``links`` false), and foxglove_bridge serves Foxglove
 (port 8765) instead of tools/foxglove_bridge.py.
 """
@@ -44,8 +44,10 @@ def _distribution_nodes(spec: NodeSpec) -> tuple[NodeSpec | None, list[Node]]:
     """The graph's node (or None: replaced) and the distribution's nodes that take over its work."""
     if spec.executable == "robot_state" and _installed("robot_state_publisher"):
         robot = load_robot(model=spec.parameters.get("model") or None)
-        if robot.model_is_mjcf:
-            return spec, []  # robot_state_publisher reads URDF only: robot_state publishes every frame
+        if robot.model_is_mjcf or spec.parameters.get("dex3"):
+            # robot_state_publisher reads URDF only, and the fingers' positions are not in joint_states: robot_state
+            # publishes every frame
+            return spec, []
         publisher = Node(package="robot_state_publisher", executable="robot_state_publisher", output="screen",
                          parameters=[{"robot_description": robot.model_path.read_text(),
                                       "use_sim_time": bool(spec.parameters.get("use_sim_time", False))}])

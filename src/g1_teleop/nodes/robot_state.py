@@ -6,11 +6,12 @@ Publishes, from the robot model (g1_teleop.core.frame_tree):
   (neither MuJoCo nor Pinocchio writes one): its URDF is written from the model that runs
   (core/urdf_export.py: the same links, joints, limits and inertias, no geometry), so every bag says which
   robot ran and RViz and Foxglove get a URDF they parse; the robot's shape is not in it (give the matching
-  URDF as ``model`` to see it).
+  URDF as ``model`` to see it). With ``dex3``, the URDF has the Dex3-1 hands (core/dex3_urdf.py).
 - /tf_static (latched): the fixed frames (imu_in_pelvis, left_eye, right_eye, left_ee, right_ee, an MJCF's sites).
 - /tf: every link a joint moves, parent → child as the model names them, stamped with the joint_states it
-  comes from; ``world`` → ``pelvis`` from odom (``base_pose`` odom: the simulator's ground truth) or from
-  the IMU's orientation with the pelvis over its feet (``imu``: the real robot has no odometry; x, y stay 0);
+  comes from (with ``dex3`` the finger links too, at hand_states' newest positions); ``world`` → ``pelvis``
+  from odom (``base_pose`` odom: the simulator's ground truth) or from the IMU's orientation with the pelvis
+  over its feet (``imu``: the real robot has no odometry; x, y stay 0);
   ``pelvis`` → ``xr_world`` from xr/head: the headset's world placed as the wrist targets are (xr_input's
   head-relative mapping, operator.xr_frames.ik_T_world), so the operator's head is drawn where it acts;
   ``pelvis`` → ``xr_left_hand``/``xr_right_hand`` from xr/*_wrist: the frame of xr/*_hand's landmarks, the wrist
@@ -43,6 +44,8 @@ from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import String
 from visualization_msgs.msg import MarkerArray
 
+from g1_teleop.core.dex3_description import load_dex3
+from g1_teleop.core.dex3_urdf import urdf_with_dex3_hands
 from g1_teleop.core.frame_tree import FrameTree, Transform
 from g1_teleop.core.joint_vector import JointIndex, MalformedJointMessage
 from g1_teleop.core.pinocchio_model import build_pinocchio_model
@@ -62,6 +65,7 @@ from g1_teleop.ros.tf_messages import FixedFrameTransforms, TFMessage, tf_messag
 from g1_teleop.ros.wrist_markers import REACHED, SIDES, TARGET, WristMarkers
 
 BASE_POSES = ("odom", "imu", "none")
+HAND_STATES_KEPT = 20  # hand_states messages kept between two ticks (2 × 100 Hz: a tenth of a second)
 WORLD, XR_WORLD = "world", "xr_world"
 # tf2's broadcasters: /tf reliable, 100 deep; /tf_static reliable, transient local (late joiners get it)
 
@@ -77,6 +81,8 @@ class RobotStateConfig:
                              "a robot without odometry) or none (no world frame)", choices=BASE_POSES)
     links: bool = setting(True, "publish robot_description, /tf_static and the links' /tf; false: "
                           "robot_state_publisher does")
+    dex3: bool = setting(False, "Dex3-1 hands on the wrists (config/dex3.yaml): robot_description has them (a URDF "
+                         "body) and /tf moves their fingers from hand_states")
     rate_hz: float = setting(30.0, "how often the inputs are taken, each topic's newest message: at most that many "
                              "answers (/tf, markers) per input per second of the wall clock, however fast the "
                              "simulation runs (Hz); 0: one per message", minimum=0.0)
@@ -92,9 +98,13 @@ class RobotState(Node):
         super().__init__("robot_state")
         cfg = self.cfg = declare_config(self, RobotStateConfig)
         robot = load_robot(cfg.robot_config or None, cfg.model or None)
-        pin_model = build_pinocchio_model(robot)
-        self.tree = FrameTree(robot, pin_model)
+        dex3 = load_dex3() if cfg.dex3 else None
+        pin_model = build_pinocchio_model(robot, hands=dex3)
+        hand_names = dex3.both_joint_names() if dex3 else ()
+        self.tree = FrameTree(robot, pin_model, hand_names)
         self.index = JointIndex(robot.joint_names)
+        self.hand_index = JointIndex(hand_names)
+        self.hand_q = np.zeros(len(hand_names))  # the fingers' newest positions (rad; 0: the open hand until told)
         self.ee = {side: robot.frames[f"{side}_ee"].name for side in SIDES}
         self.q: np.ndarray | None = None
         self.targets: dict[str, PoseStamped] = {}
@@ -103,18 +113,24 @@ class RobotState(Node):
             T[:3, :3] = WRIST_R_HAND[side]
         self.warn = WarnOnce(self)
         self.published = 0
-        self.links = FixedFrameTransforms([(parent, child) for parent, child, _ in self.tree.moving(robot.default_q)])
+        self.links = FixedFrameTransforms([(parent, child) for parent, child, _ in
+                                           self.tree.moving(self.tree.standing_q)])
         self.pending: list[TransformStamped] = []  # this tick's transforms, one /tf message
         self.markers = WristMarkers()
         self.pub_tf = self.create_publisher(TFMessage, "/tf", QOS_TF)
         self.pub_markers = self.create_publisher(MarkerArray, "teleop/wrist_markers", QOS_STATE)
         described = "links off"
         if cfg.links:
-            described = self.publish_description(robot.model_path.read_text() if not robot.model_is_mjcf
-                                                 else urdf_of(robot, self.tree, pin_model))
-        inputs = self.inputs = LatestInputs(self, polled=cfg.rate_hz > 0)  # in this order: the IMU's needs the joints
+            urdf = (urdf_of(robot, self.tree, pin_model) if robot.model_is_mjcf
+                    else urdf_with_dex3_hands(robot.model_path.read_text(), dex3) if dex3
+                    else robot.model_path.read_text())
+            described = self.publish_description(urdf)
+        # in this order: the joints' need the hands', the IMU's the joints'
+        inputs = self.inputs = LatestInputs(self, polled=cfg.rate_hz > 0)
         if inputs.polled:
             self.create_timer(1.0 / cfg.rate_hz, self.tick, clock=Clock(clock_type=ClockType.STEADY_TIME))
+        if dex3:  # (one hand per message: each since the last tick)
+            inputs.subscribe(JointState, "hand_states", QOS_STATE, self.on_hand_states, depth=HAND_STATES_KEPT)
         inputs.subscribe(JointState, "joint_states", QOS_STATE, self.on_joint_states)
         if cfg.base_pose == "odom":
             inputs.subscribe(Odometry, "odom", QOS_STATE, self.on_odom)
@@ -157,9 +173,18 @@ class RobotState(Node):
             self.pending = []
             self.published += 1
 
+    def on_hand_states(self, msg: JointState, _received_s: float = 0.0) -> None:
+        try:
+            q = self.hand_index.parse(msg.name, msg.position, require_all=False).position
+        except MalformedJointMessage as exc:
+            self.warn(f"hand {exc.kind}", f"ignored hand_states: {exc}")
+            return
+        given = ~np.isnan(q)
+        self.hand_q[given] = q[given]
+
     def on_joint_states(self, msg: JointState, _received_s: float = 0.0) -> None:
         try:
-            self.q = self.index.parse(msg.name, msg.position).position
+            self.q = np.concatenate([self.index.parse(msg.name, msg.position).position, self.hand_q])
         except MalformedJointMessage as exc:
             self.warn(exc.kind, f"ignored joint_states: {exc}")
             return

@@ -44,7 +44,7 @@ from g1_teleop.ros.messages import (
 from g1_teleop.ros.node_main import run
 from g1_teleop.ros.parameters import declare_config
 from g1_teleop.ros.qos import QOS_COMMAND, QOS_LATCHED, QOS_STATE
-from g1_teleop.ros.sim_hands import SimulatedHands, hand_joint_names
+from g1_teleop.ros.sim_hands import SimulatedHands
 from g1_teleop.sim.sim_bridge_settings import SimBridgeConfig
 from g1_teleop.sim.simulator import SimConfig, Simulator, parse_pushes
 from g1_teleop.sim.viewer import open_passive_viewer
@@ -65,7 +65,7 @@ class SimBridge(Node):
         model = build_mujoco_model(robot, timestep=cfg.physics_dt, hands=dex3)
         self.sim = Simulator(robot, model, SimConfig(cfg.physics_dt, cfg.control_dt, cfg.gantry,
                                                      parse_pushes(cfg.pushes)),
-                             hand_names=hand_joint_names(dex3) if dex3 else ())
+                             hand_names=dex3.both_joint_names() if dex3 else ())
         self.index = JointIndex(robot.joint_names)
         self.gains = GainsInForce(cfg.gain_profile, *robot.gains(cfg.gain_profile))
         self.damping = JointCommand.damping(len(robot.joint_names), robot.gains(cfg.damping_profile)[1])

@@ -16,8 +16,7 @@ import pinocchio as pin
 from g1_teleop.core.dex3_description import HandModel
 
 FINGERS = ("thumb", "index", "middle")
-_DISTAL = {"thumb": ("thumb_2", np.array([0.0, -1.0, 0.0])), "index": ("index_1", np.array([1.0, 0.0, 0.0])),
-           "middle": ("middle_1", np.array([1.0, 0.0, 0.0]))}  # distal joint, direction of its link (left hand)
+_DISTAL = {"thumb": "thumb_2", "index": "index_1", "middle": "middle_1"}  # each finger's distal joint
 _AXES = {"x": pin.JointModelRX, "y": pin.JointModelRY, "z": pin.JointModelRZ}
 
 
@@ -36,12 +35,11 @@ class Dex3Kinematics:
                                              pin.SE3(np.eye(3), link.origin), f"{side}_hand_{link.joint}_joint")
             model.appendBodyToJoint(ids[link.joint], pin.Inertia.FromSphere(0.01, 0.01), pin.SE3.Identity())
         self.joints = tuple(ids)
-        mirror = np.array([1.0, -1.0 if side == "right" else 1.0, 1.0])
         self.tip_frames = []
         for finger in FINGERS:
-            joint, direction = _DISTAL[finger]
+            joint = _DISTAL[finger]
             frame = pin.Frame(f"{side}_hand_{finger}_tip", ids[joint], 0,
-                              pin.SE3(np.eye(3), hand.tip_along_distal * direction * mirror), pin.FrameType.OP_FRAME)
+                              pin.SE3(np.eye(3), hand.distal_tip(side, joint)), pin.FrameType.OP_FRAME)
             self.tip_frames.append(model.addFrame(frame))
         self.model = model
         self.data = model.createData()

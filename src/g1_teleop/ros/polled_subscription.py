@@ -53,13 +53,20 @@ class PolledSubscription(Generic[Message]):
     def take_newest(self) -> tuple[Message, float] | None:
         """The newest message received since the last take and when it was received (``time.monotonic()`` s), or
         None."""
-        taken = self.take_all()
-        if not taken:
-            return None
-        msg, info = taken[-1]
-        received_ns = info.get("received_timestamp", 0)  # the system clock's, by the middleware; 0: not given
-        age_s = max(0.0, (time.time_ns() - received_ns) * 1e-9) if received_ns else 0.0
-        return msg, time.monotonic() - age_s
+        taken = self.take_received()
+        return taken[-1] if taken else None
+
+    def take_received(self) -> list[tuple[Message, float]]:
+        """The messages received since the last take (at most ``depth``), oldest first, each with when it was
+        received (``time.monotonic()`` s)."""
+        now_ns, now_s = time.time_ns(), time.monotonic()
+        return [(msg, now_s - _age_s(info, now_ns)) for msg, info in self.take_all()]
+
+
+def _age_s(info: dict[str, int], now_ns: int) -> float:
+    """How long ago (s) the middleware received a message (its received_timestamp, system clock; 0: not given)."""
+    received_ns = info.get("received_timestamp", 0)
+    return max(0.0, (now_ns - received_ns) * 1e-9) if received_ns else 0.0
 
 
 def command_reader(context: Context, name: str) -> PolledSubscription[JointState]:
@@ -76,17 +83,18 @@ def _never_called(msg: Any) -> None:
 class LatestInputs:
     """A node's input topics, each handled with its messages and when each was received (``time.monotonic()`` s):
     on arrival, as plain subscriptions (``polled`` false), or, polled, the newest message of each topic that has one
-    each time the node calls ``poll`` (in subscription order). Topic names resolve as the node's own would (its
-    namespace and remappings). The polled subscriptions' node goes with the context (rclpy destroys a context's
-    nodes as it shuts down, Jazzy on; Humble's at exit), or with ``close``."""
+    each time the node calls ``poll`` (in subscription order; a topic subscribed with ``depth`` > 1: each message since
+    the last poll, up to ``depth``, for a topic whose messages say different things, such as one hand's each). Topic
+    names resolve as the node's own would (its namespace and remappings). The polled subscriptions' node goes with the
+    context (rclpy destroys a context's nodes as it shuts down, Jazzy on; Humble's at exit), or with ``close``."""
 
     def __init__(self, node: Node, polled: bool) -> None:
         self._node, self.polled = node, polled
         self._reader: Node | None = None  # the polled subscriptions' node, made with the first of them
-        self._polled: list[tuple[PolledSubscription[Any], Callable[[Any, float], None]]] = []
+        self._polled: list[tuple[PolledSubscription[Any], Callable[[Any, float], None], bool]] = []
 
     def subscribe(self, msg_type: type[Message], topic: str, qos: QoSProfile,
-                  handler: Callable[[Message, float], None]) -> None:
+                  handler: Callable[[Message, float], None], depth: int = 1) -> None:
         if not self.polled:
             self._node.create_subscription(msg_type, topic, lambda msg: handler(msg, time.monotonic()), qos)
             return
@@ -95,13 +103,13 @@ class LatestInputs:
                                 context=self._node.context, use_global_arguments=False,
                                 start_parameter_services=False, enable_rosout=False)
         resolved = self._node.resolve_topic_name(topic)
-        self._polled.append((PolledSubscription(self._reader, msg_type, resolved, qos), handler))
+        self._polled.append((PolledSubscription(self._reader, msg_type, resolved, qos, depth), handler, depth > 1))
 
     def poll(self) -> None:
-        for subscription, handler in self._polled:
-            taken = subscription.take_newest()
-            if taken is not None:
-                handler(*taken)
+        for subscription, handler, every in self._polled:
+            taken = subscription.take_received()
+            for msg, received_s in (taken if every else taken[-1:]):
+                handler(msg, received_s)
 
     def close(self) -> None:
         if self._reader is not None:

@@ -22,11 +22,6 @@ from g1_teleop.ros.diagnostics import WarnOnce
 from g1_teleop.sim.simulator import Simulator
 
 
-def hand_joint_names(dex3: Dex3) -> tuple[str, ...]:
-    """Both hands' joints, left then right, each in motor order: the simulator's ``hand_names``."""
-    return tuple(name for side in SIDES for name in dex3.joint_names(side))
-
-
 class SimulatedHands:
     """Call :meth:`update` after each simulated step that is published: every Dex3 period of simulated time it
     publishes the hands' state and gives the simulator their next command (the PD holds it in between)."""
