@@ -121,6 +121,7 @@ class Retarget(Node):
         if left == right and self.targets.put_sample(WristPair(self.inputs.value("left"), self.inputs.value("right")),
                                                      left / 1e9):
             self.pair_stamp = left
+            self.report(self.targets.engage_press(self.now_s(), self.robot_wrists), "Joy button")
             self.state_answers.sample(time.monotonic())
             self.state_input.poll()  # real time: the newest joint state, for the solve
             self.try_solve()
@@ -134,7 +135,8 @@ class Retarget(Node):
     def on_engage_button(self, msg: Joy) -> None:
         if msg.header.frame_id not in JOY_FRAMES.values():
             return  # the XR layout's button only: other devices' button 10 (the robot remote's X) means something else
-        self.report(self.targets.joy(msg.buttons, self.now_s(), self.robot_wrists), "Joy button")
+        self.report(self.targets.joy(msg.buttons, stamp_ns(msg.header.stamp) / 1e9, self.now_s(), self.robot_wrists),
+                    "Joy button")
 
     def serve_clutch(self, action: str, response: Trigger.Response) -> Trigger.Response:
         if self.cfg.mode != "pose":
@@ -213,7 +215,9 @@ class Retarget(Node):
     def solve(self) -> None:
         self.waiting_since = None
         joints = self.inputs.stamp("joints")
-        step = self.targets.step(joints / 1e9 if self.cfg.lockstep else self.now_s(), self.robot_wrists)
+        now_s = joints / 1e9 if self.cfg.lockstep else self.now_s()
+        self.report(self.targets.engage_press(now_s, self.robot_wrists), "Joy button")  # (its wrists never came)
+        step = self.targets.step(now_s, self.robot_wrists)
         if step.transitions:
             self.pub_clutch.publish(String(data=self.targets.state.value))
             self.clutch_log.put(step.transitions)

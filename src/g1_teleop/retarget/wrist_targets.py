@@ -42,6 +42,7 @@ class WristTargets:
         self.pending: OperatorSample | None = None
         self.last_sample_s: float | None = None
         self._button_down = False
+        self._engage_press_s: float | None = None  # an engage press waiting for its own sample's wrists (its stamp)
 
     @property
     def state(self) -> ClutchState:
@@ -81,16 +82,34 @@ class WristTargets:
             return Refused("not engaged")
         return self.clutch.disengage(now_s)
 
-    def joy(self, buttons: Sequence[int], now_s: float,
+    def joy(self, buttons: Sequence[int], stamp_s: float, now_s: float,
             robot: Callable[[], WristPair]) -> ClutchTransition | Refused | None:
-        """A Joy message's buttons: the ENGAGE button's press (0 → 1) toggles the clutch (operator mode); None when
-        there was no press (or in auto mode, where the button is not used)."""
+        """A Joy message's buttons, stamped ``stamp_s``: the ENGAGE button's press (0 → 1) toggles the clutch
+        (operator mode). A pause is at once; an engage waits for the wrists of the press's own sample (a headset
+        sends its buttons and wrists together, and they may come in either order: the last pair may be from before
+        a gap in tracking), see :meth:`engage_press`. None when nothing is decided (no press, an engage waiting, or
+        auto mode, where the button is not used)."""
         down = len(buttons) > self.engage_button and bool(buttons[self.engage_button])
         pressed, self._button_down = down and not self._button_down, down
         if not pressed or self.mode == "auto":
             return None
         if self.clutch is not None and self.clutch.state is not ClutchState.DISENGAGED:
+            self._engage_press_s = None
             return self.pause(now_s)
+        self._engage_press_s = stamp_s
+        return self.engage_press(now_s, robot)
+
+    def engage_press(self, now_s: float, robot: Callable[[], WristPair]) -> ClutchTransition | Refused | None:
+        """The engage press waiting, decided once the wrists of its sample (stamped at or after it) are in, or
+        refused by the clutch when they have not come ``stale_after_s`` after it; None while it waits (or none
+        waits). Call it after each wrist pair and each step."""
+        press_s = self._engage_press_s
+        if press_s is None:
+            return None
+        tracked = self.last_sample_s is not None and self.last_sample_s >= press_s
+        if not tracked and now_s - press_s <= self.config.stale_after_s:
+            return None
+        self._engage_press_s = None
         return self.engage(now_s, robot)
 
     def _take_pending(self, now_s: float) -> None:
