@@ -27,6 +27,7 @@ from g1_teleop.control.leg_ik import StanceModel
 from g1_teleop.control.lower_body import LowerBodyController
 from g1_teleop.control.squat_locomotion import SquatLocomotionController
 from g1_teleop.control.standing_controller import StandingConfig, StandingController
+from g1_teleop.core.dex3_description import Dex3
 from g1_teleop.core.robot_description import Robot
 
 CONTROLLERS = ("builtin", "hold", "openwbt")
@@ -40,10 +41,11 @@ class ControllerSetupError(ValueError):
 
 
 def make_lower_body(robot: Robot, controller: str, *, control_dt: float = 0.02, policy_dir: str = "",
-                    squat_config: str = "", loco_config: str = "") -> LowerBodyController:
+                    squat_config: str = "", loco_config: str = "", hands: Dex3 | None = None) -> LowerBodyController:
     """The controller for legs and waist: ``controller`` one of :data:`CONTROLLERS`; ``control_dt`` (s) the
     control period; ``policy_dir`` ("" → the default folder); ``squat_config`` and ``loco_config`` preset names
-    or paths ("" → the controller's defaults, see the module doc)."""
+    or paths ("" → the controller's defaults, see the module doc); ``hands``: Dex3-1 hands on the wrists (the
+    built-in controller's model carries them)."""
     if controller not in CONTROLLERS:
         raise ValueError(f"controller must be one of {', '.join(CONTROLLERS)}, got {controller!r}")
     if controller == "hold":
@@ -57,7 +59,8 @@ def make_lower_body(robot: Robot, controller: str, *, control_dt: float = 0.02, 
     folder = resolve_policy_dir(policy_dir or None)
     try:
         if controller == "builtin":
-            squat = StandingController(robot, StanceModel.for_robot(robot), StandingConfig(control_dt=control_dt))
+            squat = StandingController(robot, StanceModel.for_robot(robot, hands),
+                                       StandingConfig(control_dt=control_dt))
         else:
             squat = LearnedSquat(robot, _learned_config(robot, squat_config or OPENWBT_SQUAT_CONFIG, folder))
         loco_config = loco_config or (OPENWBT_LOCO_CONFIG if controller == "openwbt" else "")

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pinocchio as pin
 
+from g1_teleop.core.dex3_description import Dex3
 from g1_teleop.core.foot_contacts import FOOT_BODIES, foot_contact_spheres
 from g1_teleop.core.mujoco_model import build_mujoco_model
 from g1_teleop.core.pinocchio_model import PinJointMap, build_pinocchio_model
@@ -43,15 +44,17 @@ class PelvisPose:
 class StanceModel:
     """A floating-base Pinocchio model of the robot with sole frames, and the feet's place in S."""
 
-    def __init__(self, robot: Robot, contact_spheres: dict[str, tuple[np.ndarray, np.ndarray]]) -> None:
+    def __init__(self, robot: Robot, contact_spheres: dict[str, tuple[np.ndarray, np.ndarray]],
+                 hands: Dex3 | None = None) -> None:
         """``contact_spheres``: per foot body, its contact spheres' centres (n, 3) in the body frame (m) and
-        radii (n,), as :func:`g1_teleop.core.foot_contacts.foot_contact_spheres` reads them."""
+        radii (n,), as :func:`g1_teleop.core.foot_contacts.foot_contact_spheres` reads them; ``hands``: Dex3-1
+        hands on the wrists (fingers open)."""
         missing = [body for body in FOOT_BODIES if body not in contact_spheres]
         if missing:
             raise ValueError(f"no ground contact points for {missing}: the model needs contact spheres under "
                              "each foot (see urdf/g1_29dof.urdf)")
         self.robot = robot
-        model = self.model = build_pinocchio_model(robot, floating_base=True)
+        model = self.model = build_pinocchio_model(robot, floating_base=True, hands=hands)
         self.joints = PinJointMap.from_model(model, robot.joint_names)
         data = model.createData()
         q = self.configuration(pin.SE3.Identity(), robot.default_q)
@@ -87,9 +90,9 @@ class StanceModel:
                              for leg in LEG_GROUPS)
 
     @classmethod
-    def for_robot(cls, robot: Robot) -> StanceModel:
+    def for_robot(cls, robot: Robot, hands: Dex3 | None = None) -> StanceModel:
         """The stance model with the feet's contact spheres of the robot's MuJoCo model."""
-        return cls(robot, foot_contact_spheres(build_mujoco_model(robot)))
+        return cls(robot, foot_contact_spheres(build_mujoco_model(robot)), hands)
 
     def configuration(self, world_T_pelvis: pin.SE3, q: np.ndarray) -> np.ndarray:
         """Pinocchio configuration of the pelvis placement and the 29 joints ``q`` (DDS order)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from g1_teleop.control.controller_factory import CONTROLLERS
+from g1_teleop.core.dex3_description import dex3_setting
 from g1_teleop.core.settings import check_settings, setting
 
 
@@ -14,6 +15,7 @@ class PolicyNodeConfig:
 
     model: str = setting("", "robot model file (MJCF .xml or URDF); empty: the one robot_config names")
     robot_config: str = setting("", "robot configuration (YAML); empty: config/g1_29dof.yaml")
+    dex3: bool = dex3_setting()
     controller: str = setting("builtin", "standing and squatting: builtin (model-based, no weights), openwbt "
                               "(OpenWBT's squat policy) or hold (default pose by joint PD; needs the gantry)",
                               choices=CONTROLLERS)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import yaml
@@ -18,6 +19,7 @@ import yaml
 from g1_teleop.core.config_location import ConfigLocation, check_keys, number, string, vector
 from g1_teleop.core.limits import JointLimits
 from g1_teleop.core.paths import config_path
+from g1_teleop.core.settings import setting
 
 SIDES = ("left", "right")
 NUM_HAND_MOTORS = 7
@@ -123,6 +125,13 @@ class Dex3:
     def both_joint_names(self) -> tuple[str, ...]:
         """Both hands' 14 joints, the left hand's then the right hand's, each in motor order."""
         return tuple(name for side in SIDES for name in self.joint_names(side))
+
+
+def dex3_setting() -> Any:
+    """The ``dex3`` setting of a node whose robot model carries the hands' weight (retarget and body_retarget: the
+    arms' gravity feed-forward; policy: the built-in controller's balance)."""
+    return setting(False, "Dex3-1 hands on the wrists (config/dex3.yaml): the robot model carries their mass (0.78 "
+                   "kg each, against the 0.25 kg of the wrist with its rubber hand)")
 
 
 def load_dex3(path: Path | None = None) -> Dex3:

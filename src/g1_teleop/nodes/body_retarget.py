@@ -32,7 +32,7 @@ from rclpy.publisher import Publisher
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float32
 
-from g1_teleop.core.dex3_description import load_dex3
+from g1_teleop.core.dex3_description import dex3_setting, load_dex3
 from g1_teleop.core.joint_vector import JointIndex, MalformedJointMessage
 from g1_teleop.core.mujoco_model import build_mujoco_model
 from g1_teleop.core.pinocchio_model import build_pinocchio_model
@@ -42,7 +42,7 @@ from g1_teleop.core.stamp_sync import StampSync
 from g1_teleop.retarget.arm_chains import ArmChains
 from g1_teleop.retarget.arm_ik_config import ArmIKConfig
 from g1_teleop.retarget.body_follower import BodyFollower, UpperBodyTarget
-from g1_teleop.retarget.gravity_feedforward import ArmGravity, dex3_setting
+from g1_teleop.retarget.gravity_feedforward import ArmGravity
 from g1_teleop.retarget.whole_body import WholeBodyRetargeter
 from g1_teleop.retarget.whole_body_config import WholeBodyConfig
 from g1_teleop.ros.body_messages import WholeBodyMessages

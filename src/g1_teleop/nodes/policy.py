@@ -43,6 +43,7 @@ from g1_teleop.control.policy_inputs import RefusedInput
 from g1_teleop.control.policy_settings import PolicyNodeConfig
 from g1_teleop.control.policy_step import PolicyStep
 from g1_teleop.control.whole_body_target import WholeBodyTargetBuilder
+from g1_teleop.core.dex3_description import load_dex3
 from g1_teleop.core.modes import Mode
 from g1_teleop.core.robot_description import load_robot
 from g1_teleop.ros.diagnostics import Diagnostics, RateLimitedLog, WarnOnce
@@ -59,7 +60,8 @@ class Policy(Node):
         cfg = self.cfg = declare_config(self, PolicyNodeConfig)
         robot = self.robot = load_robot(cfg.robot_config or None, cfg.model or None)
         self.lower_body = make_lower_body(robot, cfg.controller, control_dt=cfg.control_dt, policy_dir=cfg.policy_dir,
-                                          squat_config=cfg.squat_config, loco_config=cfg.loco_config)
+                                          squat_config=cfg.squat_config, loco_config=cfg.loco_config,
+                                          hands=load_dex3() if cfg.dex3 else None)
         self.mode = self.lower_body.mode
         self.builder = WholeBodyTargetBuilder(robot, self.lower_body, cfg.arm_step_limit_rad,
                                               walking_pose=cfg.locomotion_arms == "walking_pose")

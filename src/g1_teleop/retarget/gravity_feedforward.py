@@ -4,19 +4,10 @@ deploy/teleop/robot_control/robot_arm_ik.py, G1_29_ArmIK.solve_ik). ROS-free."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import pinocchio as pin
 
-from g1_teleop.core.settings import setting
 from g1_teleop.retarget.arm_chains import ArmChains
-
-
-def dex3_setting() -> Any:
-    """The ``dex3`` setting of a node that sends the arms' gravity torques (retarget, body_retarget)."""
-    return setting(False, "Dex3-1 hands on the wrists (config/dex3.yaml): the arms' gravity feed-forward carries "
-                   "their mass (0.78 kg each, against the 0.25 kg of the wrist with its rubber hand)")
 
 
 class ArmGravity:

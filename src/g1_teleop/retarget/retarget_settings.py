@@ -7,12 +7,12 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from g1_teleop.core.dex3_description import dex3_setting
 from g1_teleop.core.settings import check_settings, setting
 from g1_teleop.core.xr_input_contract import LIVE_SOURCES, SOURCES, JoyButton
 from g1_teleop.retarget.arm_ik import ArmIKConfig
 from g1_teleop.retarget.clutch import ClutchConfig
 from g1_teleop.retarget.gamepad_ik import GamepadMapping
-from g1_teleop.retarget.gravity_feedforward import dex3_setting
 from g1_teleop.retarget.head_waist import HeadWaistConfig
 from g1_teleop.retarget.wrist_targets import CLUTCH_MODES
 
