@@ -326,7 +326,11 @@ def test_a_live_operator_drives_the_arms_through_the_clutch(rclpy_context, tmp_p
         # (checked here, after the page closed; the figures are in simulated time)
         # The clutch's states in the order they came, timed by the simulated time the test had seen then (it may
         # lag the graph by a few ticks); the start of the homing from the arm targets themselves (stamped).
+        # (An "engaged" first: the page's stream had paused over 200 ms just before it stopped, and its last samples
+        # brought tracking back: seen once in a full check, on a loaded machine.)
         transitions = [(t - last_sample, s) for t, s in seen.clutch if t > last_sample - 0.1]
+        while transitions and transitions[0][1] == "engaged":
+            transitions.pop(0)
         assert [s for _, s in transitions] == ["holding", "homing"], transitions
         holding = transitions[0][0]
         states = [(t, reached(q)) for t, q in seen.states if t > last_sample]
