@@ -98,10 +98,7 @@ class Retarget(Node):
         period_s, on_timer = (0.05, self.on_sync_timeout) if cfg.lockstep else (1 / cfg.state_solve_rate_hz,
                                                                                 self.state_input.poll)
         self.create_timer(period_s, on_timer, clock=Clock(clock_type=ClockType.STEADY_TIME))
-        how = (f"clutch {self.targets.mode}: the arms follow once engaged (Joy button {cfg.engage_button}, or "
-               "g1-teleop call engage)" if self.operator else f"clutch {self.targets.mode}")
-        self.get_logger().info(f"dual-arm IK ready on {len(self.ik.arm_joint_names)} arm joints, mode {cfg.mode}"
-                               + (f", {how}" if cfg.mode == "pose" else ""))
+        self.get_logger().info(f"dual-arm IK ready on {len(self.ik.arm_joint_names)} arm joints, {cfg.described()}")
 
     def now_s(self) -> float:
         return self.get_clock().now().nanoseconds / 1e9
@@ -121,7 +118,6 @@ class Retarget(Node):
         if left == right and self.targets.put_sample(WristPair(self.inputs.value("left"), self.inputs.value("right")),
                                                      left / 1e9):
             self.pair_stamp = left
-            self.report(self.targets.engage_press(self.now_s(), self.robot_wrists), "Joy button")
             self.state_answers.sample(time.monotonic())
             self.state_input.poll()  # real time: the newest joint state, for the solve
             self.try_solve()
@@ -140,15 +136,14 @@ class Retarget(Node):
 
     def serve_clutch(self, action: str, response: Trigger.Response) -> Trigger.Response:
         if self.cfg.mode != "pose":
-            result: ClutchTransition | Refused | None = Refused(
+            result: ClutchTransition | Refused = Refused(
                 "retarget is in gamepad mode: the sticks move the hands, there is no clutch")
         elif action == "engage":
             result = self.targets.engage(self.now_s(), self.robot_wrists)
         else:
             result = self.targets.pause(self.now_s())
         self.report(result, f"service teleop/{action}")
-        response.success = isinstance(result, ClutchTransition)
-        response.message = result.reason if result is not None else ""
+        response.success, response.message = isinstance(result, ClutchTransition), result.reason
         return response
 
     def report(self, result: ClutchTransition | Refused | None, source: str) -> None:
@@ -216,7 +211,7 @@ class Retarget(Node):
         self.waiting_since = None
         joints = self.inputs.stamp("joints")
         now_s = joints / 1e9 if self.cfg.lockstep else self.now_s()
-        self.report(self.targets.engage_press(now_s, self.robot_wrists), "Joy button")  # (its wrists never came)
+        self.report(self.targets.engage_press(now_s, self.robot_wrists), "Joy button")  # a press waiting for wrists
         step = self.targets.step(now_s, self.robot_wrists)
         if step.transitions:
             self.pub_clutch.publish(String(data=self.targets.state.value))

@@ -89,6 +89,15 @@ class RetargetSettings:
     def clutch_mode(self) -> str:
         return self.clutch or ("operator" if self.source in LIVE_SOURCES else "auto")
 
+    def described(self) -> str:
+        """The mode and (pose mode) the clutch, as the start-up line says them."""
+        if self.mode != "pose":
+            return f"mode {self.mode}"
+        if self.clutch_mode() == "operator":
+            return (f"mode pose, clutch operator: the arms follow once engaged (Joy button {self.engage_button}, or "
+                    "g1-teleop call engage)")
+        return f"mode pose, clutch {self.clutch_mode()}"
+
     def head_waist_config(self) -> HeadWaistConfig:
         return HeadWaistConfig(self.waist_yaw_gain, self.waist_pitch_gain, self.waist_deadband_rad)
 

@@ -102,7 +102,7 @@ class WristTargets:
     def engage_press(self, now_s: float, robot: Callable[[], WristPair]) -> ClutchTransition | Refused | None:
         """The engage press waiting, decided once the wrists of its sample (stamped at or after it) are in, or
         refused by the clutch when they have not come ``stale_after_s`` after it; None while it waits (or none
-        waits). Call it after each wrist pair and each step."""
+        waits). Call it before each step (the node: each solve)."""
         press_s = self._engage_press_s
         if press_s is None:
             return None
