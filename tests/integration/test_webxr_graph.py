@@ -124,10 +124,12 @@ class Observer:
         return self.clutch[-1][1] if self.clutch else None
 
     def engage_when_tracked(self, timeout_s: float = 10.0) -> Trigger.Response:
-        """teleop/engage, again every 0.2 s while retarget answers that it has no valid hand tracking yet (as an
-        operator does when told to keep the hands in view: at start-up its first samples may still be on the way)."""
+        """teleop/engage, again every 0.2 s while retarget answers that it has no valid hand tracking or no joint
+        state yet (as an operator does when told to wait: at start-up the first samples and states may still be on
+        the way; a full check once called before retarget's first state)."""
         deadline = time.monotonic() + timeout_s
-        while not (answer := self.call(self.engage)).success and "no valid hand tracking" in answer.message:
+        while not (answer := self.call(self.engage)).success and any(
+                waiting in answer.message for waiting in ("no valid hand tracking", "no joint state yet")):
             if time.monotonic() > deadline:
                 break
             time.sleep(0.2)
