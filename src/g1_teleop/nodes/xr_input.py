@@ -31,12 +31,10 @@ from dataclasses import dataclass
 
 from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticStatus
-from geometry_msgs.msg import Pose, PoseArray, PoseStamped
 from rclpy.clock import Clock as RclClock
 from rclpy.clock import ClockType
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
-from sensor_msgs.msg import Joy
 from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
@@ -47,18 +45,17 @@ from g1_teleop.operator.body_stream import load_body_stream
 from g1_teleop.operator.input_sources import WRIST_REFERENCES, BodyStreamPlayer, OperatorRecording, ScenarioPlayer
 from g1_teleop.operator.live_sources import LiveSourceConfig, open_live_source
 from g1_teleop.operator.scenario import Scenario
-from g1_teleop.operator.webxr_events import HAND_JOINTS
 from g1_teleop.operator.webxr_samples import XrSample
 from g1_teleop.operator.webxr_server import WebXrServer
 from g1_teleop.operator.webxr_source import NewestOnce, publication
 from g1_teleop.operator.webxr_status import LinkState, StatusLog
 from g1_teleop.ros.diagnostics import Diagnostics
 from g1_teleop.ros.headset_video import HeadsetVideo
-from g1_teleop.ros.messages import joy_msg, stamp_ns, to_stamp
+from g1_teleop.ros.messages import stamp_ns, to_stamp
 from g1_teleop.ros.node_main import run
-from g1_teleop.ros.operator_messages import HAND_FRAMES, body_msg, landmarks_msg, pose_msg
+from g1_teleop.ros.operator_topics import OperatorTopics
 from g1_teleop.ros.parameters import declare_config
-from g1_teleop.ros.qos import QOS_LATCHED, QOS_SENSOR, QOS_STATE
+from g1_teleop.ros.qos import QOS_LATCHED, QOS_STATE
 
 
 @dataclass(frozen=True)
@@ -101,15 +98,11 @@ class XrInput(Node):
     def __init__(self) -> None:
         super().__init__("xr_input")
         cfg = self.cfg = declare_config(self, XrInputConfig)
-        self.pub_head = self.create_publisher(PoseStamped, "xr/head", QOS_SENSOR)
-        self.pub_left = self.create_publisher(PoseStamped, "xr/left_wrist", QOS_SENSOR)
-        self.pub_right = self.create_publisher(PoseStamped, "xr/right_wrist", QOS_SENSOR)
-        self.pub_joy = self.create_publisher(Joy, "joy", QOS_SENSOR)
+        self.topics = OperatorTopics(self, cfg.lockstep, hands=cfg.source in LIVE_SOURCES)
         self.samples, self.last_stamp_ns = 0, -1
         self.start_ns: int | None = None
         self.playing = cfg.autoplay
         self.server: WebXrServer | None = None
-        self.pub_body = self.create_publisher(PoseArray, "xr/body", QOS_SENSOR)  # (source body, pico)
         if cfg.source in LIVE_SOURCES:
             self.diagnostics = Diagnostics(self, self.live_values)
             self.start_live()
@@ -137,8 +130,6 @@ class XrInput(Node):
         """The headset's server or the app's client: samples published per /clock tick (lockstep) or from its thread
         as they come."""
         cfg = self.cfg
-        self.pub_hands = {side: (self.create_publisher(PoseArray, f"xr/{side}_hand", QOS_SENSOR),
-                                 PoseArray(poses=[Pose() for _ in HAND_JOINTS])) for side in ("left", "right")}
         self.pub_status = self.create_publisher(String, "xr/status", QOS_LATCHED)
         self.server, link, where = open_live_source(cfg.source, cfg, cfg.wrist_reference,
                                                     None if cfg.lockstep else self.on_headset_sample)
@@ -200,22 +191,9 @@ class XrInput(Node):
         self.publish_headset(sample, to_stamp(now_ns))
 
     def publish_headset(self, sample: XrSample, stamp: Time) -> None:
-        """One headset sample: the Joy reading, the head and the hands when tracked, the wrists when the head and
-        both wrists are (webxr_source)."""
+        """One headset sample (webxr_source.publication; PICO's body tracking too)."""
         out = publication(sample, "hands" if self.cfg.source == "avp" else self.cfg.input)
-        frame = out.frame
-        self.pub_joy.publish(joy_msg(frame.joy_axes, frame.joy_buttons, stamp, out.joy_frame))
-        for side, points in (("left", out.left_hand), ("right", out.right_hand)):
-            publisher, msg = self.pub_hands[side]
-            if points is not None and publisher.get_subscription_count():  # 25 poses: made only for a listener
-                publisher.publish(landmarks_msg(points, stamp, HAND_FRAMES[side], msg))
-        if (body := getattr(sample, "body", None)) is not None:  # PICO's body tracking
-            self.pub_body.publish(body_msg(body, stamp))
-        if out.head:
-            self.pub_head.publish(pose_msg(frame.head, stamp, "xr_world"))
-        if out.wrists:
-            self.pub_left.publish(pose_msg(frame.left_wrist, stamp, "pelvis"))
-            self.pub_right.publish(pose_msg(frame.right_wrist, stamp, "pelvis"))
+        self.topics.publish_headset(out, getattr(sample, "body", None), stamp)
         self.samples += 1
 
     def on_timer(self) -> None:
@@ -227,16 +205,7 @@ class XrInput(Node):
         if self.start_ns is None and self.playing:
             self.start_ns = now_ns
         frame = self.player.frame(0.0 if self.start_ns is None else (now_ns - self.start_ns) / 1e9)
-        stamp = to_stamp(now_ns)
-        # joy first: in lockstep the policy ticks once the wrists' arm target is in
-        if frame.joy_axes or frame.joy_buttons:
-            self.pub_joy.publish(joy_msg(frame.joy_axes, frame.joy_buttons, stamp))
-        self.pub_head.publish(pose_msg(frame.head, stamp, "operator_world" if frame.body is not None else "xr_world"))
-        if frame.body is not None:
-            self.pub_body.publish(body_msg(frame.body, stamp))
-        if frame.left_wrist is not None and frame.right_wrist is not None:
-            self.pub_left.publish(pose_msg(frame.left_wrist, stamp, "pelvis"))
-            self.pub_right.publish(pose_msg(frame.right_wrist, stamp, "pelvis"))
+        self.topics.publish_frame(frame, to_stamp(now_ns))
         if now_ns != self.last_stamp_ns:
             self.samples += 1
             self.last_stamp_ns = now_ns

@@ -9,8 +9,9 @@ bytes to the WebSocket to the server's ``on_sample`` callback (TLS, vuer's decod
 xr_frames' conversion, landmarks, Joy), both read on the machine's monotonic clock; ``processing`` is the part
 after the event reached the server's handler. Then the same HAND_MOVE events to xr_input (``source:=webxr``, real
 time) as a process of its own on a private ROS domain: each event's latency from the page to the arrival of its
-xr/right_wrist (the last message xr_input publishes of a sample, after joy, the hands' landmarks, the head and the
-left wrist) in another process, the bench's (rclpy, best effort as retarget subscribes), each message paired with
+xr/right_wrist (in real time xr_input publishes the head and the wrists of a sample first, then joy and the hands'
+landmarks: ros.operator_topics) in another process, the bench's (rclpy, best effort as retarget subscribes; it
+listens to the hands' landmarks too, as hand_retarget does with Dex3 hands), each message paired with
 its event by the position it carries (the left wrist's height encodes the event's index). Also: the server
 process's CPU while one page is connected and idle (vuer's own uplink task spins a core; the server replaces it),
 and the machine's load average, since other processes on the cores delay the server's thread. The robot's camera
@@ -140,7 +141,7 @@ def _topic_latency(files: CertificateFiles) -> dict[str, float]:
     """HAND_MOVE events from the page process → xr_input (real time, its own process) → xr/right_wrist received
     here; the latency of each event from the page's send to its message's arrival (s)."""
     import rclpy
-    from geometry_msgs.msg import PoseStamped
+    from geometry_msgs.msg import PoseArray, PoseStamped
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 
@@ -165,6 +166,9 @@ def _topic_latency(files: CertificateFiles) -> dict[str, float]:
 
     node.create_subscription(PoseStamped, "xr/right_wrist", on_wrist, QoSProfile(
         history=HistoryPolicy.KEEP_LAST, depth=100, reliability=ReliabilityPolicy.BEST_EFFORT))
+    for side in ("left", "right"):  # as hand_retarget (dex3:=true): xr_input builds the landmarks only for a listener
+        node.create_subscription(PoseArray, f"xr/{side}_hand", lambda msg: None, QoSProfile(
+            history=HistoryPolicy.KEEP_LAST, depth=1, reliability=ReliabilityPolicy.BEST_EFFORT))
     try:
         graph.start()
         _wait_for_port(port, graph, log)
