@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from g1_teleop.tools.bag_analysis import diagnostics_events, mode_timeline, periods, read_run_bag, real_time
-from g1_teleop.tools.latency import GOALS_MS, HOPS, LowCmdArrivals, clock_kind, hop_latencies, measure, tick_grid
+from g1_teleop.tools.latency import GOALS_MS, HOPS, LowCmdWrites, clock_kind, hop_latencies, measure, tick_grid
 from support.synthetic_bag import MS, T0, lockstep_bag, real_graph_bag
 
 
@@ -79,7 +79,7 @@ def test_lowcmd_hops_match_commands_by_their_arm_targets(tmp_path):
             q_low.append(q if t >= c + 100_000 + 1_500_000 else prev)
         prev = q.copy()
     bag_writer.close()
-    arrivals = LowCmdArrivals(np.array(t_low, dtype=np.int64), np.array(q_low))
+    arrivals = LowCmdWrites(np.array(t_low, dtype=np.int64), np.array(q_low))
     result = hop_latencies(read_run_bag(tmp_path / "bag"), arrivals, bag_writer.robot.joint_names)
     # the first LowCmd at or after publish + 1.5 ms: c + 2.5 ms → 2.4 ms after the publish at c + 0.1 ms
     assert result.ms["command_to_lowcmd"] == pytest.approx(np.full(29, 2.4))

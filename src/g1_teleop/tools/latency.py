@@ -17,10 +17,11 @@ simulated clock reached it, from /clock's publish times). Hops:
 * ``tick_to_command``: tick → joint_command published (the controller's step);
 * ``operator_to_command``: operator sample → joint_command published, the wait included;
 * ``operator_to_command_without_wait``: the same without the wait for the tick (the goal: p99 ≤ 5 ms);
-* ``command_to_lowcmd``: joint_command published → the first LowCmd at the robot carrying its arm targets,
-  and ``operator_to_lowcmd`` (the goal in real.launch.py: p99 ≤ 25 ms). The robot's DDS is not in a bag and
-  hw_bridge's diagnostics carry no per-command latency: measured live only, by listening on the robot's DDS
-  (``--robot-interface``), the commands matched by their 14 arm targets (float32 in the LowCmd).
+* ``command_to_lowcmd``: joint_command published → the first LowCmd written carrying its arm targets (its DDS
+  source timestamp, as the publish times above), and ``operator_to_lowcmd`` (the goal in real.launch.py: p99 ≤ 25
+  ms). The robot's DDS is not in a bag and hw_bridge's diagnostics carry no per-command latency: measured live only,
+  by listening on the robot's DDS (``--robot-interface``), the commands matched by their 14 arm targets (float32
+  in the LowCmd).
 
 Only operator samples a command used are counted for the hops from the arm target on; xr_input may sample
 faster than the policy ticks.
@@ -49,19 +50,21 @@ HOPS: dict[str, str] = {
     "tick_to_command": "policy tick → joint_command published",
     "operator_to_command": "operator sample → joint_command published (tick wait included)",
     "operator_to_command_without_wait": "operator sample → joint_command, the tick wait subtracted",
-    "command_to_lowcmd": "joint_command published → LowCmd at the robot",
-    "operator_to_lowcmd": "operator sample → LowCmd at the robot",
+    "command_to_lowcmd": "joint_command published → LowCmd written",
+    "operator_to_lowcmd": "operator sample → LowCmd written",
 }
 GOALS_MS = {"operator_to_command_without_wait": 5.0, "operator_to_lowcmd": 25.0}  # p99, the issue's goals
 LOWCMD_MATCH_RAD = 1e-5  # float32 of a target within this: the LowCmd carries it
 LOWCMD_WINDOW_S = 0.5  # a command whose LowCmd has not come by then is not carried (limited, replaced, not ACTIVE)
+LOWCMD_HISTORY = 1000  # LowCmds kept between two takes of the live listener: 2 s at 500 Hz
 NO_LOWCMD = ("the robot's DDS is not in a bag and hw_bridge's diagnostics carry no per-command latency: measure "
              "live with `g1-teleop latency --duration S --robot-interface IF --robot-domain-id N`")
 
 
 @dataclass(frozen=True)
-class LowCmdArrivals:
-    """LowCmds as they arrived at a listener on the robot's DDS: system-clock ns and the 29 targets (DDS order)."""
+class LowCmdWrites:
+    """LowCmds as the bridge wrote them, heard on the robot's DDS: write times (DDS source timestamps, system-clock
+    ns) and the 29 targets (DDS order)."""
 
     t_ns: np.ndarray  # (N,)
     q: np.ndarray  # (N, 29)
@@ -147,7 +150,7 @@ def tick_grid(stamps_ns: np.ndarray) -> np.ndarray:
     return stamps_ns[0] + np.round(rel[a] + (n - n[a]) * slope).astype(np.int64)
 
 
-def hop_latencies(bag: Bag, lowcmds: LowCmdArrivals | None = None,
+def hop_latencies(bag: Bag, lowcmds: LowCmdWrites | None = None,
                   joint_names: tuple[str, ...] | None = None) -> HopLatencies:
     """Every hop's latencies (ms) from the bag's messages (and the LowCmds of a live listener)."""
     kind = clock_kind(bag)
@@ -213,7 +216,7 @@ def hop_latencies(bag: Bag, lowcmds: LowCmdArrivals | None = None,
 
 
 def _lowcmd_hops(out: HopLatencies, bag: Bag, commands: dict, origin_of: dict[int, int], wall: _WallClock,
-                 lowcmds: LowCmdArrivals, joint_names: tuple[str, ...] | None) -> None:
+                 lowcmds: LowCmdWrites, joint_names: tuple[str, ...] | None) -> None:
     """Match each command whose arm targets differ from the previous one's to the first LowCmd carrying them."""
     if joint_names is None:
         from g1_teleop.core.robot_description import load_robot
@@ -265,7 +268,9 @@ def _lowcmd_hops(out: HopLatencies, bag: Bag, commands: dict, origin_of: dict[in
 
 
 class LowCmdListener:
-    """rt/lowcmd on the robot's DDS (a reader only): each sample's arrival (system clock) and its 29 targets."""
+    """rt/lowcmd on the robot's DDS (a reader only, ``LOWCMD_HISTORY`` deep, taken by ``poll``): each LowCmd's write
+    time and its 29 targets. The write time is the sample's DDS source timestamp (the bridge's system clock, as the
+    graph's publish times): what this process's own wake-ups add on busy cores does not count."""
 
     def __init__(self, domain_id: int, interface: str) -> None:
         from g1_teleop.hardware.lowcmd import NUM_BODY_JOINTS, lowcmd_from_cdr, unpack_lowcmd
@@ -275,20 +280,20 @@ class LowCmdListener:
         self.t_ns: list[int] = []
         self.q: list[np.ndarray] = []
         self.dds = RobotDds(domain_id, interface)
-        self.dds.raw_reader(TOPIC_LOWCMD, on_samples=self._on_samples)
+        self._reader = self.dds.raw_reader(TOPIC_LOWCMD, history=LOWCMD_HISTORY)
 
-    def _on_samples(self, samples: list[bytes], _t: float) -> None:
-        now = time.time_ns()
-        for sample in samples:
+    def poll(self) -> None:
+        """Take the LowCmds written since the last poll."""
+        for sample, written_s in self._reader.take_timed():
             try:
                 self.q.append(self._decode(sample))
             except ValueError:
                 continue
-            self.t_ns.append(now)
+            self.t_ns.append(round(written_s * 1e9))
 
-    def arrivals(self) -> LowCmdArrivals:
-        return LowCmdArrivals(np.array(self.t_ns, dtype=np.int64),
-                              np.array(self.q, dtype=float).reshape(-1, 29))
+    def writes(self) -> LowCmdWrites:
+        self.poll()
+        return LowCmdWrites(np.array(self.t_ns, dtype=np.int64), np.array(self.q, dtype=float).reshape(-1, 29))
 
     def close(self) -> None:
         self.dds.close()
@@ -299,7 +304,7 @@ LIVE_SIM_TOPICS = ["/clock", "joint_states"]  # a simulation's clock, and its st
 
 
 def record_live(duration_s: float, out: Path, namespace: str = "", use_sim_time: bool = False,
-                robot_interface: str = "", robot_domain_id: int = 0) -> LowCmdArrivals | None:
+                robot_interface: str = "", robot_domain_id: int = 0) -> LowCmdWrites | None:
     """Record the graph's timing topics into a bag at ``out`` for ``duration_s`` wall seconds (as `g1-teleop
     record` does), and with ``robot_interface`` the LowCmds on the robot's DDS meanwhile."""
     import rclpy
@@ -318,15 +323,17 @@ def record_live(duration_s: float, out: Path, namespace: str = "", use_sim_time:
         end = time.monotonic() + duration_s
         while time.monotonic() < end:
             executor.spin_once(timeout_sec=0.05)
+            if listener is not None:
+                listener.poll()
     finally:
         recorder.close()
         executor.shutdown()
         recorder.destroy_node()
         rclpy.try_shutdown()
         if listener is not None:
-            arrivals = listener.arrivals()
+            writes = listener.writes()
             listener.close()
-    return arrivals if listener is not None else None
+    return writes if listener is not None else None
 
 
 def measure(bag_path: str | None, duration_s: float = 10.0, namespace: str = "", use_sim_time: bool = False,
