@@ -9,8 +9,6 @@ period is in, and must have that sample's joy by then. The messages: ``ros.opera
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Pose, PoseArray, PoseStamped
@@ -42,44 +40,37 @@ class OperatorTopics:
     def publish_frame(self, frame: XrFrame, stamp: Time) -> None:
         """A player's sample (scenario, bag, body stream): joy when it has one, the head (in the operator's world
         with a body), the body, the wrists when both are given."""
-        def poses() -> None:
-            self.head.publish(pose_msg(frame.head, stamp, "operator_world" if frame.body is not None else "xr_world"))
-            if frame.left_wrist is not None and frame.right_wrist is not None:
-                self.left.publish(pose_msg(frame.left_wrist, stamp, "pelvis"))
-                self.right.publish(pose_msg(frame.right_wrist, stamp, "pelvis"))
-
-        def others() -> None:
-            if frame.joy_axes or frame.joy_buttons:
-                self.joy.publish(joy_msg(frame.joy_axes, frame.joy_buttons, stamp))
-            if frame.body is not None:
-                self.body.publish(body_msg(frame.body, stamp))
-
-        self._in_order(poses, others)
+        self._publish(frame, stamp, head_frame="operator_world" if frame.body is not None else "xr_world",
+                      joy_frame="" if frame.joy_axes or frame.joy_buttons else None, body=frame.body)
 
     def publish_headset(self, out: Publication, body: np.ndarray | None, stamp: Time) -> None:
         """A headset's sample (webxr_source.publication): the Joy reading, the head and the hands when tracked (the
         hands only for a listener: 25 poses each), the wrists when the head and both wrists are, PICO's body."""
-        frame = out.frame
+        self._publish(out.frame, stamp, head_frame="xr_world", joy_frame=out.joy_frame, body=body, head=out.head,
+                      wrists=out.wrists, hands=(out.left_hand, out.right_hand))
+
+    def _publish(self, frame: XrFrame, stamp: Time, *, head_frame: str, joy_frame: str | None,
+                 body: np.ndarray | None, head: bool = True, wrists: bool = True,
+                 hands: tuple[np.ndarray | None, np.ndarray | None] = (None, None)) -> None:
+        """``joy_frame`` None: no joy; ``wrists``: when both are given."""
+        left, right = frame.left_wrist, frame.right_wrist
 
         def poses() -> None:
-            if out.head:
-                self.head.publish(pose_msg(frame.head, stamp, "xr_world"))
-            left, right = frame.left_wrist, frame.right_wrist
-            if out.wrists and left is not None and right is not None:
+            if head:
+                self.head.publish(pose_msg(frame.head, stamp, head_frame))
+            if wrists and left is not None and right is not None:
                 self.left.publish(pose_msg(left, stamp, "pelvis"))
                 self.right.publish(pose_msg(right, stamp, "pelvis"))
 
         def others() -> None:
-            self.joy.publish(joy_msg(frame.joy_axes, frame.joy_buttons, stamp, out.joy_frame))
-            for side, points in (("left", out.left_hand), ("right", out.right_hand)):
-                publisher, msg = self.hands[side]
-                if points is not None and publisher.get_subscription_count():
+            if joy_frame is not None:
+                self.joy.publish(joy_msg(frame.joy_axes, frame.joy_buttons, stamp, joy_frame))
+            for side, points in zip(("left", "right"), hands, strict=True):
+                if points is not None and self.hands[side][0].get_subscription_count():
+                    publisher, msg = self.hands[side]
                     publisher.publish(landmarks_msg(points, stamp, HAND_FRAMES[side], msg))
             if body is not None:
                 self.body.publish(body_msg(body, stamp))
 
-        self._in_order(poses, others)
-
-    def _in_order(self, poses: Callable[[], None], others: Callable[[], None]) -> None:
         for publish in (others, poses) if self.lockstep else (poses, others):
             publish()
