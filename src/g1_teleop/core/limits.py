@@ -10,9 +10,16 @@ from dataclasses import dataclass
 import numpy as np
 
 
+def clamp(x: np.ndarray, lower: float | np.ndarray, upper: float | np.ndarray) -> np.ndarray:
+    """``x`` limited to [lower, upper] element-wise: ``np.clip``'s result (NaN stays NaN) without its Python-level
+    dispatch, which costs more than the arithmetic here (29 joints: 0.7 against 1.8 µs a call; the bridge's 500 Hz
+    tick clamps nine times)."""
+    return np.minimum(np.maximum(x, lower), upper)
+
+
 def slew_limit(target: np.ndarray, previous: np.ndarray, max_step: float | np.ndarray) -> np.ndarray:
     """``target`` moved at most ``max_step`` (per element) away from ``previous``."""
-    return previous + np.clip(target - previous, -max_step, max_step)
+    return previous + clamp(target - previous, -max_step, max_step)
 
 
 @dataclass(frozen=True)
@@ -82,18 +89,18 @@ class CommandLimiter:
 
     def reset(self, q: np.ndarray) -> None:
         """Start slew limiting from ``q`` (e.g. the measured pose)."""
-        self._previous_q = np.clip(q, self.limits.q_lower, self.limits.q_upper)
+        self._previous_q = clamp(q, self.limits.q_lower, self.limits.q_upper)
 
     def apply(self, command: JointCommand, dt: float) -> JointCommand:
         lim = self.limits
-        q = np.clip(command.q, lim.q_lower, lim.q_upper)
+        q = clamp(command.q, lim.q_lower, lim.q_upper)
         if self._previous_q is not None:
             q = slew_limit(q, self._previous_q, self.velocity_scale * lim.velocity * dt)
         self._previous_q = q
         return JointCommand(
             q=q,
-            dq=np.clip(command.dq, -lim.velocity, lim.velocity),
-            tau_ff=np.clip(command.tau_ff, -lim.effort, lim.effort),
+            dq=clamp(command.dq, -lim.velocity, lim.velocity),
+            tau_ff=clamp(command.tau_ff, -lim.effort, lim.effort),
             kp=np.maximum(command.kp, 0.0),
             kd=np.maximum(command.kd, 0.0),
         )
@@ -104,10 +111,10 @@ def limit_stiffness_torque(q_target: np.ndarray, kp: np.ndarray, q_measured: np.
     """``q_target`` kept within max_torque/kp of ``q_measured``, so |kp·(q* − q)| ≤ max_torque (rad;
     joints with kp = 0 are free)."""
     band = np.divide(max_torque, kp, out=np.full(len(kp), np.inf), where=kp > 0)
-    return np.clip(q_target, q_measured - band, q_measured + band)
+    return clamp(q_target, q_measured - band, q_measured + band)
 
 
 def pd_torque(command: JointCommand, q: np.ndarray, dq: np.ndarray, effort: np.ndarray) -> np.ndarray:
     """τ = kp(q* − q) + kd(dq* − dq) + τ_ff, clipped to ±effort [N·m]."""
     tau = command.kp * (command.q - q) + command.kd * (command.dq - dq) + command.tau_ff
-    return np.clip(tau, -effort, effort)
+    return clamp(tau, -effort, effort)

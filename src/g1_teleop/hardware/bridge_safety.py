@@ -312,7 +312,7 @@ class BridgeSafety:
         wrong_size = [f"{name} has shape {np.shape(v)}" for name, v in fields.items() if np.shape(v) != (n,)]
         if wrong_size:
             return ", ".join(wrong_size) + f" (expected ({n},))"
-        not_finite = [name for name, v in fields.items() if not np.all(np.isfinite(v))]
+        not_finite = [name for name, v in fields.items() if not np.isfinite(v).all()]
         if not_finite:
             return "non-finite values in " + ", ".join(not_finite)
         return None
@@ -331,8 +331,8 @@ class BridgeSafety:
             return self._stale_reason(now_s, state)
         assert state is not None
         not_finite = [name for name, v in (("q", state.q), ("dq", state.dq), ("IMU quaternion", state.world_q_pelvis))
-                      if not np.all(np.isfinite(v))]
-        if not_finite or not np.linalg.norm(state.world_q_pelvis) > 0:
+                      if not np.isfinite(v).all()]
+        if not_finite or not float(state.world_q_pelvis @ state.world_q_pelvis) > 0:
             return "LowState has invalid values in " + (", ".join(not_finite) or "IMU quaternion (zero norm)")
         excess = np.abs(state.dq) / (cfg.velocity_fault_scale * self.limits.velocity)
         worst = int(np.argmax(excess))

@@ -8,7 +8,10 @@ reach a robot or a graph on the network). Figures:
   ``write``: handing those bytes to CycloneDDS with the virtual robot's reader matched (µs). Measured
   before the bridge starts, at 500 Hz, with zero-gain commands.
 * ``lowcmd_period``: time between LowCmd arrivals at a probe on the robot's domain, at 500 Hz, while the
-  bridge is ACTIVE (ms); ``lowcmd_jitter_p99_ms`` is the 99th percentile of |period − 2 ms|. ``bridge_*``
+  bridge is ACTIVE (ms); ``lowcmd_jitter_p99_ms`` is the 99th percentile of |period − 2 ms|.
+  ``lowcmd_written_period`` and ``lowcmd_written_jitter_p99_ms``: the same from the LowCmds' DDS source timestamps,
+  the bridge's writes alone (the arrivals add the probe's own wake-ups, on cores it shares with the virtual robot
+  and the bridge). ``bridge_*``
   are the bridge's own figures from its diagnostics (its loop period and tick time; the CPU use of the LowCmd
   loop, of the LowCmd process and of the ROS side: ``bridge_process_cpu_percent``).
 * ``command_latency``: this process publishes joint_command at 50 Hz, each with a distinct left elbow
@@ -181,6 +184,7 @@ def bench_lowcmd(seconds: float = 5.0, writes: int = 2500) -> dict[str, float]:
     import rclpy
 
     from g1_teleop.core.robot_description import load_robot
+    from g1_teleop.hardware.robot_dds import TOPIC_LOWCMD
     from g1_teleop.launching.graph_description import load_graph
     from g1_teleop.launching.process_runner import GraphProcesses
     from g1_teleop.tools.robot_probe import RobotProbe
@@ -206,6 +210,7 @@ def bench_lowcmd(seconds: float = 5.0, writes: int = 2500) -> dict[str, float]:
     if priority and (refused := use_fifo_scheduling(priority, "bench lowcmd's probe")) is not None:
         raise BenchError(f"{PRIORITY_ENV}={priority}: {refused}")
     probe = RobotProbe(ROBOT_DOMAIN_ID)  # (its DDS threads inherit the priority)
+    written = probe.dds.raw_reader(TOPIC_LOWCMD, history=round((seconds + 5.0) * 1000))  # 2× the LowCmds of the window
     os.environ.update(env)  # this process's ROS side too
     context = rclpy.Context()
     rclpy.init(context=context, domain_id=ROS_DOMAIN_ID)
@@ -228,6 +233,7 @@ def bench_lowcmd(seconds: float = 5.0, writes: int = 2500) -> dict[str, float]:
         operator.call("hw_bridge/activate", bridge)
         operator.spin_until(lambda: operator.state == "ACTIVE", 2.0, bridge, "ACTIVE")
         window_start = time.monotonic()
+        written.take_timed()  # (the window's writes from here)
         operator.published.clear()
         operator.spin_until(lambda: time.monotonic() - window_start > seconds, seconds + 5.0, bridge, "the end")
         if operator.state != "ACTIVE":
@@ -235,6 +241,7 @@ def bench_lowcmd(seconds: float = 5.0, writes: int = 2500) -> dict[str, float]:
                              + "\n".join(log[-20:]))
         published = [p for p in operator.published if p[0] < time.monotonic() - 0.2]  # their LowCmds are in
         lowcmds = [s for s in probe.lowcmds if s.t >= window_start]
+        written_periods = np.diff([t for _, t in written.take_timed()])
         bridge_figures = dict(operator.figures)
     finally:
         if operator is not None:
@@ -251,7 +258,9 @@ def bench_lowcmd(seconds: float = 5.0, writes: int = 2500) -> dict[str, float]:
     return {
         **figures,
         **percentiles("lowcmd_period", list(arrivals), "ms", 3),
-        "lowcmd_jitter_p99_ms": round(float(np.percentile(np.abs(arrivals - 0.002), 99)) * 1e3, 3),
+        "lowcmd_jitter_p99_ms": _jitter_p99_ms(arrivals),
+        **percentiles("lowcmd_written_period", list(written_periods), "ms", 3),
+        "lowcmd_written_jitter_p99_ms": _jitter_p99_ms(written_periods),
         **percentiles("command_latency", latencies, "ms", 3),
         "commands": len(published), "commands_without_lowcmd": missing,
         **{f"bridge_{key}": float(bridge_figures[key]) for key in (
@@ -259,6 +268,11 @@ def bench_lowcmd(seconds: float = 5.0, writes: int = 2500) -> dict[str, float]:
             "lowcmd_loop_cpu_percent", "lowcmd_process_cpu_percent", "process_cpu_percent") if key in bridge_figures},
         "seconds": seconds, "priority": priority,
     }
+
+
+def _jitter_p99_ms(periods_s: np.ndarray) -> float:
+    """The 99th percentile of |period − 2 ms| (ms)."""
+    return round(float(np.percentile(np.abs(periods_s - 0.002), 99)) * 1e3, 3)
 
 
 def _priority(text: str) -> int:
