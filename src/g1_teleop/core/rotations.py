@@ -128,9 +128,14 @@ def tilt(world_q_body: Sequence[float] | np.ndarray) -> float | np.ndarray:
     """Angle (rad) between the body's z axis and the world's vertical: a float for one (w, x, y, z) quaternion,
     an (N,) array for (N, 4) quaternions."""
     q = np.asarray(world_q_body, dtype=float)
+    if q.ndim == 1:  # the bridge's 500 Hz check: R[2, 2] = (w² − x² − y² + z²) / |q|² in plain floats
+        w, x, y, z = (float(v) for v in q)
+        norm2 = w * w + x * x + y * y + z * z
+        if not 0.0 < norm2 < math.inf:
+            raise ValueError(f"not a rotation: quaternion norm {math.sqrt(norm2)}")
+        return math.acos(min(1.0, max(-1.0, (w * w - x * x - y * y + z * z) / norm2)))
     world_z_of_body_z = matrix_from_wxyz(q)[..., 2, 2]
-    angle = np.arccos(np.clip(world_z_of_body_z, -1.0, 1.0))
-    return float(angle) if q.ndim == 1 else angle
+    return np.arccos(np.clip(world_z_of_body_z, -1.0, 1.0))
 
 
 def transform(position: Sequence[float] | np.ndarray, q_wxyz: Sequence[float] | np.ndarray) -> np.ndarray:
