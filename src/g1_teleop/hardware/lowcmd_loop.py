@@ -14,13 +14,13 @@ the hands' states, the answers, the reports and the figures.
 Each tick writes its LowCmd first, from the newest command and the LowState taken at the end of the tick before,
 then takes the newest LowState (the reader keeps only the newest, as the SDK's channels do): the write then comes a
 fixed, short time after the wake-up, not after a LowState's decoding, whose time varies (measured at SCHED_FIFO 50:
-LowState 92 / 271 µs p50 / p99, which put the write 279 / 531 µs into the tick). The safety machine's state is at
-most one period older for it. The loop takes LowStates instead of having CycloneDDS's listener thread call into
-Python for each one: at 500 Hz each such call woke a second thread of this process, which then competed with the
-loop for the interpreter. A LowState counts as received when the loop takes it, within a period of its arrival; a
-listener's timestamp was the time its call ran, as late as the loop when the process is starved. Threads: the loop
-(and, with Dex3 hands, CycloneDDS's listener for their states); they share immutable samples by reference and a
-queue of operator requests.
+LowState 92 / 271 µs p50 / p99, which put the write 279 / 531 µs into the tick). For it the safety machine sees a
+state at most one period older, and a wireless-remote press (an e-stop among them) acts one tick later (2 ms). The
+loop takes LowStates instead of having CycloneDDS's listener thread call into Python for each one: at 500 Hz each
+such call woke a second thread of this process, which then competed with the loop for the interpreter. A LowState
+counts as received when the loop takes it, within a period of its arrival; a listener's timestamp was the time its
+call ran, as late as the loop when the process is starved. Threads: the loop (and, with Dex3 hands, CycloneDDS's
+listener for their states); they share immutable samples by reference and a queue of operator requests.
 """
 
 from __future__ import annotations
