@@ -18,3 +18,8 @@ def percentiles(prefix: str, samples_s: list[float], unit: str = "ms", digits: i
     if with_max:
         out[f"{prefix}_max_{unit}"] = round(float(values.max()), digits)
     return out
+
+
+def jitter_p99_ms(periods_s: np.ndarray, period_s: float, digits: int = 3) -> float:
+    """The 99th percentile of |period − ``period_s``| (ms) of a loop's periods given in seconds."""
+    return round(float(np.percentile(np.abs(np.asarray(periods_s) - period_s), 99)) * 1e3, digits)

@@ -37,7 +37,7 @@ import numpy as np
 
 from g1_teleop.core.realtime_loop import Pacer
 from g1_teleop.core.realtime_priority import use_fifo_scheduling
-from g1_teleop.tools.bench.figures import BenchError, percentiles
+from g1_teleop.tools.bench.figures import BenchError, jitter_p99_ms, percentiles
 
 if TYPE_CHECKING:
     from diagnostic_msgs.msg import DiagnosticArray
@@ -57,6 +57,7 @@ MAX_LATENCY_S = 0.5  # a command whose LowCmd has not come by then counts as los
 # latency would be that one phase's (measured: p50 1.2 to 3.3 ms between runs of the same code).
 COMMAND_PERIOD_S = 0.0203
 PRIORITY_ENV = "G1_TELEOP_BENCH_LOWCMD_PRIORITY"
+LOWCMD_PERIOD_S = 0.002  # the bridge's 500 Hz
 
 
 def _encode_and_write(probe: RobotProbe, writes: int) -> dict[str, float]:
@@ -70,7 +71,7 @@ def _encode_and_write(probe: RobotProbe, writes: int) -> dict[str, float]:
     zero = JointCommand.damping(NUM_BODY_JOINTS, 0.0)
     encoder = LowCmdEncoder()  # (hw_bridge's LowCmd loop encodes so)
     encode, write = [], []
-    pacer = Pacer(0.002, max_lag_s=math.inf)
+    pacer = Pacer(LOWCMD_PERIOD_S, max_lag_s=math.inf)
     for _ in range(writes):
         pacer.wait()
         t0 = time.perf_counter()
@@ -258,9 +259,9 @@ def bench_lowcmd(seconds: float = 5.0, writes: int = 2500) -> dict[str, float]:
     return {
         **figures,
         **percentiles("lowcmd_period", list(arrivals), "ms", 3),
-        "lowcmd_jitter_p99_ms": _jitter_p99_ms(arrivals),
+        "lowcmd_jitter_p99_ms": jitter_p99_ms(arrivals, LOWCMD_PERIOD_S),
         **percentiles("lowcmd_written_period", list(written_periods), "ms", 3),
-        "lowcmd_written_jitter_p99_ms": _jitter_p99_ms(written_periods),
+        "lowcmd_written_jitter_p99_ms": jitter_p99_ms(written_periods, LOWCMD_PERIOD_S),
         **percentiles("command_latency", latencies, "ms", 3),
         "commands": len(published), "commands_without_lowcmd": missing,
         **{f"bridge_{key}": float(bridge_figures[key]) for key in (
@@ -268,11 +269,6 @@ def bench_lowcmd(seconds: float = 5.0, writes: int = 2500) -> dict[str, float]:
             "lowcmd_loop_cpu_percent", "lowcmd_process_cpu_percent", "process_cpu_percent") if key in bridge_figures},
         "seconds": seconds, "priority": priority,
     }
-
-
-def _jitter_p99_ms(periods_s: np.ndarray) -> float:
-    """The 99th percentile of |period − 2 ms| (ms)."""
-    return round(float(np.percentile(np.abs(periods_s - 0.002), 99)) * 1e3, 3)
 
 
 def _priority(text: str) -> int:

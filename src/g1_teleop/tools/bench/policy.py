@@ -7,7 +7,7 @@ import time
 
 import numpy as np
 
-from g1_teleop.tools.bench.figures import BenchError, percentiles
+from g1_teleop.tools.bench.figures import BenchError, jitter_p99_ms, percentiles
 
 
 def _policy_step_times(robot, controller, ticks: int) -> tuple[list[float], float]:
@@ -98,8 +98,7 @@ def bench_policy(ticks: int = 1000, realtime_s: float = 10.0) -> dict[str, float
         periods = {kind: np.diff(t) for kind, t in times.items()}
         figures.update(percentiles(f"{name}_realtime_period", periods["received"]))
         for kind, prefix in (("received", ""), ("written", "_written"), ("stamp", "_stamp")):
-            jitter_s = np.percentile(np.abs(periods[kind] - 0.02), 99)
-            figures[f"{name}_realtime{prefix}_jitter_p99_ms"] = round(float(jitter_s) * 1e3, 4)
+            figures[f"{name}_realtime{prefix}_jitter_p99_ms"] = jitter_p99_ms(periods[kind], 0.02, digits=4)
         figures[f"{name}_realtime_commands"] = len(times["received"])
     figures["realtime_s"] = realtime_s
     return figures
