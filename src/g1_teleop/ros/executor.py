@@ -7,10 +7,10 @@ where the SingleThreadedExecutor rebuilds its wait set in Python for every callb
 differs for the code: it ignores callback groups (``ros.polled_subscription`` allows for that), ``spin_once()``
 without a timeout runs no timer, so loops spin with ``SPIN_WAIT_S``, and a callback that takes the message's info
 (``(msg, info)``: the DDS source timestamp) makes its spin raise SystemError ("null argument to internal routine",
-the Kilted wheels), so the bag recorder stamps arrivals there (``message_info_callbacks``). The recorders spin on it
-too: on the SingleThreadedExecutor, `g1-teleop sim`'s recorder could not keep up with the faster graph (a fifth of
-each topic's messages lost), and the sim job ran at 0.73× real time against 1.08× with both. It has no guard
-conditions: hw_bridge's link thread leaves what the LowCmd process reports for a timer.
+the Kilted wheels), so the bag recorder takes its messages with their info itself (ros.polled_subscription). The
+recorders spin on it too: on the SingleThreadedExecutor, `g1-teleop sim`'s recorder could not keep up with the
+faster graph (a fifth of each topic's messages lost), and the sim job ran at 0.73× real time against 1.08× with
+both. It has no guard conditions: hw_bridge's link thread leaves what the LowCmd process reports for a timer.
 ``G1_TELEOP_EXECUTOR=single`` chooses the SingleThreadedExecutor (where rclpy lacks the other, it is the one).
 """
 
@@ -19,7 +19,6 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-import rclpy.subscription
 from rclpy.context import Context
 from rclpy.executors import Executor, SingleThreadedExecutor
 
@@ -47,8 +46,3 @@ def make_executor(context: Context | None = None) -> Executor:
     make = _events_executor()
     return SingleThreadedExecutor(context=context) if make is None else make(context=context)
 
-
-def message_info_callbacks() -> bool:
-    """Whether a subscription's callback may take ``(msg, info)`` on make_executor's executor: rclpy of Jazzy and
-    later, on the SingleThreadedExecutor."""
-    return hasattr(rclpy.subscription, "MessageInfo") and _events_executor() is None

@@ -32,12 +32,14 @@ COMMAND_HISTORY = 100  # joint_commands kept until taken: 2 s at 50 Hz
 class PolledSubscription(Generic[Message]):
     """A subscription whose messages the node takes itself (``take_newest``, ``take_all``); ``reader`` is a node in
     no executor (an executor would take the messages first), ``topic`` its fully qualified name and ``depth`` how
-    many messages DDS keeps until they are taken (1: the newest only, older ones never converted)."""
+    many messages DDS keeps until they are taken (1: the newest only, older ones never converted); ``raw``: the
+    messages are taken as their serialized bytes (CDR), not converted."""
 
-    def __init__(self, reader: Node, msg_type: type[Message], topic: str, qos: QoSProfile, depth: int = 1) -> None:
+    def __init__(self, reader: Node, msg_type: type[Message], topic: str, qos: QoSProfile, depth: int = 1,
+                 raw: bool = False) -> None:
         kept = copy(qos)
         kept.history, kept.depth = HistoryPolicy.KEEP_LAST, depth
-        self._subscription = reader.create_subscription(msg_type, topic, _never_called, kept)
+        self._subscription = reader.create_subscription(msg_type, topic, _never_called, kept, raw=raw)
 
     def take_all(self) -> list[tuple[Message, dict[str, int]]]:
         """The messages received since the last take (at most ``depth``), oldest first, each with its message info

@@ -1,10 +1,13 @@
 """bag_recorder: the graph's topics into a rosbag2 bag (MCAP), for pip environments without `ros2 bag`.
 
 Subscribes to every topic of the topic contract (README) with the reliability and durability its publisher offers,
-takes each message's serialized bytes as they came over DDS and writes them with the node clock's time (simulated
-time with use_sim_time) as log time and the DDS source timestamp (when the publisher wrote it, system clock) as
-publish time into a new bag folder (g1_teleop.core.rosbag), as rosbag2 does; where callbacks cannot take the source
-timestamp (rclpy's EventsExecutor, Humble: ros.executor.message_info_callbacks), the arrival. Latched topics
+takes each message's serialized bytes as they came over DDS and writes them with the node clock's time at their
+arrival (simulated time with use_sim_time) as log time and the DDS source timestamp (when the publisher wrote it,
+system clock) as publish time into a new bag folder (g1_teleop.core.rosbag), as rosbag2 does. The subscriptions are
+polled (ros.polled_subscription), emptied every ``DRAIN_PERIOD_S`` in the order the messages arrived: a callback
+cannot have the source timestamp on rclpy's EventsExecutor (ros.executor), and the arrival in its place put the
+recorder's own wake-ups into every latency measured from a bag (1–3 ms at p50 on 2 busy cores). With use_sim_time
+the log time is the simulated time at the drain (the arrival's, on the system clock). Latched topics
 (robot_description, /tf_static, teleop/mode, teleop/gains) are subscribed transient local, so a recorder that joins
 late still gets their last message. robot_description is recorded whatever topics are asked for: every bag says
 which robot it is of. Used by `g1-teleop record` and by the main job (the run directory's bag/). Topics that never
@@ -15,6 +18,7 @@ when a dataset is exported).
 
 from __future__ import annotations
 
+import heapq
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -22,6 +26,8 @@ from pathlib import Path
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PoseArray, PoseStamped, Twist
 from nav_msgs.msg import Odometry
+from rclpy.clock import Clock as RclClock
+from rclpy.clock import ClockType
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import HistoryPolicy, QoSProfile
@@ -31,9 +37,9 @@ from std_msgs.msg import Float32, String
 from visualization_msgs.msg import MarkerArray
 
 from g1_teleop.core.rosbag import BagWriter
-from g1_teleop.ros.executor import message_info_callbacks
 from g1_teleop.ros.image_messages import QOS_IMAGE
 from g1_teleop.ros.messages import stamp_ns
+from g1_teleop.ros.polled_subscription import PolledSubscription
 from g1_teleop.ros.qos import QOS_COMMAND, QOS_LATCHED, QOS_SENSOR, QOS_STATE, QOS_TF, QOS_TF_STATIC
 from g1_teleop.ros.tf_messages import TFMessage
 from g1_teleop.tools.episode_marks import EpisodeButtons, EpisodeMarks
@@ -75,7 +81,8 @@ GRAPH_TOPICS: dict[str, tuple[type, QoSProfile]] = {
     "camera/right/image_raw/compressed": (CompressedImage, QOS_IMAGE),
 }
 ALWAYS_RECORDED = "robot_description"  # in every bag, whatever the topics
-_DEPTH = 200  # deep enough for a lockstep graph's bursts
+_DEPTH = 200  # messages kept per topic until a drain takes them: a lockstep graph's bursts
+DRAIN_PERIOD_S = 0.01  # how often the subscriptions are emptied into the bag (steady clock, s)
 
 
 def type_name(msg_class: type) -> str:
@@ -94,27 +101,30 @@ class BagRecorder(Node):
         if unknown:
             raise ValueError(f"not topics of the graph: {unknown}; known: {sorted(GRAPH_TOPICS)}")
         self.writer = BagWriter(path)
+        self.sim_time, self._log_ns = use_sim_time, 0
+        # the subscriptions' node, in no executor; the process's arguments (remappings) are the recorder's only
+        self._reader = Node(f"_{node_name}_taken", namespace=namespace, context=context, use_global_arguments=False,
+                            start_parameter_services=False, enable_rosout=False)
+        self._taken: list[tuple[PolledSubscription[bytes], str, str]] = []  # (subscription, topic as recorded, type)
         for topic in dict.fromkeys([*(topics or GRAPH_TOPICS), ALWAYS_RECORDED]):
             msg_class, offered = GRAPH_TOPICS[topic]
             qos = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=_DEPTH, reliability=offered.reliability,
                              durability=offered.durability)
-            resolved: list[str] = []  # the subscription's fully qualified name, as `ros2 bag` records it
-            subscription = self.create_subscription(msg_class, topic, self._recorder(resolved, type_name(msg_class)),
-                                                    qos, raw=True)
-            resolved.append(subscription.topic_name)
+            resolved = self.resolve_topic_name(topic)  # fully qualified, as `ros2 bag` records it
+            self._taken.append((PolledSubscription(self._reader, msg_class, resolved, qos, depth=_DEPTH, raw=True),
+                                resolved, type_name(msg_class)))
+        self.create_timer(DRAIN_PERIOD_S, self.drain, clock=RclClock(clock_type=ClockType.STEADY_TIME))
 
-    def _recorder(self, resolved: list[str], msgtype: str):
-        if not message_info_callbacks():  # the arrival on the system clock stands for the publish (ros.executor)
-            def record_arrival(data: bytes) -> None:
-                self.writer.write(resolved[0], msgtype, self.get_clock().now().nanoseconds, data, time.time_ns())
-
-            return record_arrival
-
-        def record(data: bytes, info) -> None:
-            self.writer.write(resolved[0], msgtype, self.get_clock().now().nanoseconds, data,
-                              info["source_timestamp"] or time.time_ns())
-
-        return record
+    def drain(self) -> None:
+        """Write the messages received since the last drain: each topic's in the order DDS gives them, the topics
+        merged by reception time (a reliable topic's resent message arrives after later ones); on the system clock
+        the log times never go back, on a simulated one they are the clock's at the drain."""
+        now_ns, wall_ns = self.get_clock().now().nanoseconds, time.time_ns()
+        per_topic = [[(info["received_timestamp"] or wall_ns, info["source_timestamp"], topic, msgtype, data)
+                      for data, info in subscription.take_all()] for subscription, topic, msgtype in self._taken]
+        for arrival_ns, source_ns, topic, msgtype, data in heapq.merge(*per_topic, key=lambda one: one[0]):
+            self._log_ns = now_ns if self.sim_time else max(self._log_ns, arrival_ns)
+            self.writer.write(topic, msgtype, self._log_ns, data, source_ns or arrival_ns)
 
     def watch_episodes(self, buttons: EpisodeButtons, tell: Callable[[str], None]) -> None:
         """Call ``tell(event)`` with each episode event (``"episode 2 started"`` …) the joy buttons make."""
@@ -127,6 +137,9 @@ class BagRecorder(Node):
         self.create_subscription(Joy, "joy", on_joy, QOS_SENSOR)
 
     def close(self) -> dict[str, int]:
-        """Finish the bag; returns the messages written per topic (fully qualified names)."""
+        """Write what is left, finish the bag; returns the messages written per topic (fully qualified names)."""
+        self.drain()
+        self._taken.clear()
+        self._reader.destroy_node()
         self.writer.close()
         return dict(self.writer.counts)
