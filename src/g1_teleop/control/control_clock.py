@@ -31,6 +31,7 @@ Times: monotonic seconds; source times: integer nanoseconds.
 
 from __future__ import annotations
 
+import statistics
 from collections import deque
 from dataclasses import dataclass
 
@@ -161,17 +162,17 @@ class ControlClock:
         return None
 
     def _update_rate(self) -> None:
-        """The slope between the least delayed samples of the first and the last quarter of the rate window."""
-        monos = np.fromiter((m for m, _ in self._rate_base), float, len(self._rate_base))
-        sources = np.fromiter((n for _, n in self._rate_base), float, len(self._rate_base)) * 1e-9
-        delay = monos - sources / self._rate
-        quarter = 0.25 * (monos[-1] - monos[0])
-        first, last = monos <= monos[0] + quarter, monos >= monos[-1] - quarter
-        a = np.flatnonzero(first)[np.argmin(delay[first])]
-        b = np.flatnonzero(last)[np.argmin(delay[last])]
-        if monos[b] - monos[a] > 0 and sources[b] > sources[a]:
-            self._slopes.append((sources[b] - sources[a]) / (monos[b] - monos[a]))
-            self._rate = float(np.clip(np.median(self._slopes), 0.01, 100.0))
+        """The slope between the least delayed samples of the first and the last quarter of the rate window.
+        (Plain Python: on the 50 samples a second of a robot's ROS clock, numpy's per-call cost was most of a tick's
+        clock work, 80 µs every tenth tick here, hot.)"""
+        base, rate = self._rate_base, self._rate
+        quarter = 0.25 * (base[-1][0] - base[0][0])
+        first_end, last_start = base[0][0] + quarter, base[-1][0] - quarter
+        a = min((sample for sample in base if sample[0] <= first_end), key=lambda s: s[0] - s[1] * 1e-9 / rate)
+        b = min((sample for sample in base if sample[0] >= last_start), key=lambda s: s[0] - s[1] * 1e-9 / rate)
+        if b[0] - a[0] > 0 and b[1] > a[1]:
+            self._slopes.append((b[1] - a[1]) * 1e-9 / (b[0] - a[0]))
+            self._rate = min(max(statistics.median(self._slopes), 0.01), 100.0)
 
     def _newest_ns(self) -> int:
         return max(n for _, n in self._recent)
@@ -204,4 +205,4 @@ class ControlClock:
                 self.skipped_ticks += int(late)
                 self._next_ns += int(late) * period_ns
         wait_s = (self._next_ns - now) * 1e-9 / self._rate
-        return TickTiming(due, stamp, float(np.clip(wait_s, 0.0005, 2 * cfg.period_s)))
+        return TickTiming(due, stamp, min(max(wait_s, 0.0005), 2 * cfg.period_s))
