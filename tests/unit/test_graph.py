@@ -4,6 +4,7 @@ import pytest
 
 from g1_teleop.launching.graph_description import GraphError, load_graph, processes
 from g1_teleop.launching.process_runner import container_command, node_command, params_document, process_command
+from g1_teleop.tools.virtual_graph import GraphPriorities
 
 
 def test_sim_graph_resolves_typed_arguments():
@@ -57,8 +58,16 @@ def test_real_graph_runs_the_virtual_robot_only_when_asked():
     hands = graph.resolve({"robot": "virtual", "dex3": "true"})
     assert hands[0].arguments[-6:-4] == ("--dex3", "true") and hands[1].parameters["dex3"] is True
     assert {n.name: n.priority for n in real if n.priority} == {}  # normal scheduling unless asked
-    fifo = graph.resolve({"robot": "virtual", "lowcmd_priority": "50", "control_priority": "40"})
-    assert {n.name: n.priority for n in fifo if n.priority} == {"hw_bridge": 40, "policy": 40}
+    fifo = graph.resolve({"robot": "virtual", "lowcmd_priority": "50", "control_priority": "40",
+                          "operator_priority": "35"})
+    assert {n.name: n.priority for n in fifo if n.priority} == {"hw_bridge": 40, "policy": 40, "retarget": 35,
+                                                                "xr_input": 35}
+    operator = {"operator_priority": "35", "dex3": "true"}
+    assert {n.name: n.priority for n in graph.resolve({**operator, "source": "body"}) if n.priority} == {
+        "hand_retarget": 35, "body_retarget": 35, "xr_input": 35}
+    assert GraphPriorities.under(50).arguments() == {"lowcmd_priority": "50", "control_priority": "40",
+                                                     "operator_priority": "35"}
+    assert GraphPriorities.under(0) == GraphPriorities()
     assert fifo[0].arguments[-2:] == ("--priority", "50") and fifo[1].parameters["lowcmd_priority"] == 50
     with pytest.raises(GraphError, match=r"node hw_bridge: priority must be 0 .* SCHED_FIFO priority 1–99, got 100"):
         graph.resolve({"control_priority": "100"})

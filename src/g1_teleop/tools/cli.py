@@ -429,8 +429,8 @@ def build_parser() -> argparse.ArgumentParser:
                            "apt-get install stress-ng)")
     soak.add_argument("--priority", type=int, default=0, metavar="P",
                       help="SCHED_FIFO P for hw_bridge's LowCmd process and the virtual robot (lowcmd_priority), "
-                           "P-10 for the policy and hw_bridge's ROS side (control_priority); needs CAP_SYS_NICE; "
-                           "default 0: normal scheduling")
+                           "P-10 for the policy and hw_bridge's ROS side (control_priority), P-15 for xr_input and "
+                           "retarget (operator_priority); needs CAP_SYS_NICE; default 0: normal scheduling")
     soak.add_argument("--json", action="store_true", help="the final figures as one JSON object on one line")
     soak.set_defaults(func=_cmd_soak)
     bench = sub.add_parser("bench", help="run a benchmark and print its figures as JSON")

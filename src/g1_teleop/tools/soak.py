@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from g1_teleop.tools.virtual_graph import Operator, VirtualGraphConfig, virtual_graph_nodes
+from g1_teleop.tools.virtual_graph import GraphPriorities, Operator, VirtualGraphConfig, virtual_graph_nodes
 
 ROS_DOMAIN_ID = 229  # the soak's own domains: never a robot's (0), the tests' (1–200) or the benches' (230, 231);
 ROBOT_DOMAIN_ID = 228  # DDS ports (7400 + 250 · domain + …) leave nothing above 232
@@ -70,8 +70,7 @@ class SoakConfig:
     robot_domain_id: int = ROBOT_DOMAIN_ID
     state_timeout_s: float | None = None  # hw_bridge's LowState timeout; None: the bridge's default
     stress_workers: int = 0  # stress-ng --cpu workers beside the graph while ACTIVE; 0: none
-    priority: int = 0  # SCHED_FIFO: the graph's lowcmd_priority (LowCmd process, virtual robot) and, 10 below it,
-    # its control_priority (policy, hw_bridge's ROS side); 0: normal scheduling
+    priority: int = 0  # SCHED_FIFO: the graph's priorities under P (virtual_graph.GraphPriorities.under); 0: normal
 
     def __post_init__(self) -> None:
         if not 0 <= self.priority <= 99:
@@ -222,7 +221,7 @@ def run_soak(cfg: SoakConfig, emit: Callable[[str], None] = print) -> dict:
     stress = CpuStress(cfg.stress_workers, cfg.duration_s + STRESS_TIMEOUT_MARGIN_S) if cfg.stress_workers else None
     scenario_s = Scenario.load(scenario_path(cfg.scenario)).duration
     graph_cfg = VirtualGraphConfig(cfg.ros_domain_id, cfg.robot_domain_id, cfg.controller, cfg.scenario,
-                                   cfg.state_timeout_s, cfg.priority, max(1, cfg.priority - 10) if cfg.priority else 0)
+                                   cfg.state_timeout_s, GraphPriorities.under(cfg.priority))
     log: list[str] = []
     graph = GraphProcesses(virtual_graph_nodes(graph_cfg), env=graph_cfg.env, output=log.append)
     operator = Operator(graph, log, cfg.ros_domain_id, "soak")
@@ -243,8 +242,7 @@ def run_soak(cfg: SoakConfig, emit: Callable[[str], None] = print) -> dict:
         if stress is not None:
             stress.start()
         loaded = f", stress-ng --cpu {cfg.stress_workers} beside it" if stress is not None else ""
-        loaded += (f", SCHED_FIFO {cfg.priority} for the LowCmd process and the virtual robot, "
-                   f"{max(1, cfg.priority - 10)} for the policy and hw_bridge" if cfg.priority else "")
+        loaded += f", {graph_cfg.priorities.describe()}" if cfg.priority else ""
         emit(f"soak: ACTIVE against the virtual robot, controller {cfg.controller}, scenario {cfg.scenario} "
              f"({scenario_s:g} s, on loop) for {cfg.duration_s:g} s{loaded}; a line every {cfg.interval_s:g} s")
         start = next_play = time.monotonic()

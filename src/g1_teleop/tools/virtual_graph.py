@@ -25,17 +25,44 @@ SERVICES = ("hw_bridge/start", "hw_bridge/activate", "xr_input/play")
 
 
 @dataclass(frozen=True)
+class GraphPriorities:
+    """The real graph's SCHED_FIFO priorities (its arguments; 0: normal scheduling): ``lowcmd`` for hw_bridge's
+    LowCmd process and the virtual robot, ``control`` for the policy and hw_bridge's ROS side, ``operator`` for
+    xr_input and the retargeting nodes."""
+
+    lowcmd: int = 0
+    control: int = 0
+    operator: int = 0
+
+    @classmethod
+    def under(cls, priority: int) -> GraphPriorities:
+        """The tiers a robot's computer gets under one number (README, bringing up a robot, step 6): P for the
+        LowCmd path, P-10 for control, P-15 for the operator's nodes; 0: normal scheduling for all."""
+        if not priority:
+            return cls()
+        return cls(priority, max(1, priority - 10), max(1, priority - 15))
+
+    def arguments(self) -> dict[str, str]:
+        return {"lowcmd_priority": str(self.lowcmd), "control_priority": str(self.control),
+                "operator_priority": str(self.operator)}
+
+    def describe(self) -> str:
+        """One line for a tool's output ("" at normal scheduling)."""
+        return (f"SCHED_FIFO {self.lowcmd} for the LowCmd process and the virtual robot, {self.control} for the "
+                f"policy and hw_bridge, {self.operator} for xr_input and retarget") if self.lowcmd else ""
+
+
+@dataclass(frozen=True)
 class VirtualGraphConfig:
     """Which graph: controller and scenario, the private domains, hw_bridge's LowState timeout (s; None: the
-    bridge's shipped default) and the graph's ``lowcmd_priority`` and ``control_priority``."""
+    bridge's shipped default) and the graph's priorities."""
 
     ros_domain_id: int
     robot_domain_id: int
     controller: str = "builtin"
     scenario: str = "default"
     state_timeout_s: float | None = None
-    lowcmd_priority: int = 0  # SCHED_FIFO priority of the LowCmd process and the virtual robot; 0: normal
-    control_priority: int = 0  # SCHED_FIFO priority of the policy and hw_bridge's ROS side; 0: normal
+    priorities: GraphPriorities = GraphPriorities()
 
     @property
     def env(self) -> dict[str, str]:
@@ -49,8 +76,7 @@ def virtual_graph_nodes(cfg: VirtualGraphConfig) -> list[NodeSpec]:
 
     nodes = load_graph("real").resolve({"robot": "virtual", "network_interface": "lo",
                                         "robot_domain_id": str(cfg.robot_domain_id), "controller": cfg.controller,
-                                        "scenario": cfg.scenario, "lowcmd_priority": str(cfg.lowcmd_priority),
-                                        "control_priority": str(cfg.control_priority)})
+                                        "scenario": cfg.scenario, **cfg.priorities.arguments()})
     if cfg.state_timeout_s is not None:
         nodes = [dataclasses.replace(n, parameters={**n.parameters, "state_timeout_s": cfg.state_timeout_s})
                  if n.name == "hw_bridge" else n for n in nodes]

@@ -47,8 +47,7 @@ ROBOT_DOMAIN_ID = 224
 TRIALS = 20  # per kind
 TRIALS_ENV = "G1_TELEOP_BENCH_DAMPING_TRIALS"
 STATE_TIMEOUT_ENV = "G1_TELEOP_BENCH_DAMPING_STATE_TIMEOUT_S"
-PRIORITY_ENV = "G1_TELEOP_BENCH_DAMPING_PRIORITY"  # P: SCHED_FIFO P for the LowCmd process and the virtual robot,
-# P-10 for the policy and hw_bridge's ROS side (the graph's lowcmd_priority and control_priority), as soak --priority
+PRIORITY_ENV = "G1_TELEOP_BENCH_DAMPING_PRIORITY"  # P: the graph's priorities under P, as soak --priority
 MARGIN_S = 0.05  # the goal: damping within command_grace_s + this
 SETTLE_S = 2.0  # ACTIVE before a trial: the 1 s activate blend, then steady commands
 WAIT_S = 3.0  # after a kill or stop, beyond the grace: no damping LowCmd by then fails the trial
@@ -183,7 +182,7 @@ def bench_damping() -> dict[str, float | None]:
     from g1_teleop.hardware.bridge_safety import BridgeSafetyConfig
     from g1_teleop.hardware.robot_dds import RobotDds
     from g1_teleop.launching.process_runner import GraphProcesses
-    from g1_teleop.tools.virtual_graph import Operator, VirtualGraphConfig, virtual_graph_nodes
+    from g1_teleop.tools.virtual_graph import GraphPriorities, Operator, VirtualGraphConfig, virtual_graph_nodes
 
     try:
         import unitree_sdk2py  # noqa: F401
@@ -198,7 +197,7 @@ def bench_damping() -> dict[str, float | None]:
     grace_s = shipped.command_grace_s
     damping_kd = load_robot().gains(shipped.damping_gain_profile)[1]
     cfg = VirtualGraphConfig(ROS_DOMAIN_ID, ROBOT_DOMAIN_ID, "builtin", "default", options.state_timeout_s,
-                             options.priority, max(1, options.priority - 10) if options.priority else 0)
+                             GraphPriorities.under(options.priority))
     nodes = virtual_graph_nodes(cfg)
     graph_grace_s = float(next(n for n in nodes if n.name == "hw_bridge").parameters["command_grace_s"])
     if graph_grace_s != grace_s:

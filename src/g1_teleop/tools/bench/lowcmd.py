@@ -18,9 +18,9 @@ reach a robot or a graph on the network). Figures:
   target; the latency is from the publish to the arrival of the first LowCmd that carries it (ms), over
   every phase of the 2 ms loop (``COMMAND_PERIOD_S``).
 
-``G1_TELEOP_BENCH_LOWCMD_PRIORITY=P`` runs the bridge as a robot's computer would (``lowcmd_priority:=P``,
-``control_priority:=P-10``) and the virtual robot and this process's probe, which stand for the robot, at SCHED_FIFO
-P; ``priority`` in the figures (0: normal scheduling).
+``G1_TELEOP_BENCH_LOWCMD_PRIORITY=P`` runs the bridge as a robot's computer would (the graph's priorities under P:
+``lowcmd_priority:=P``, ``control_priority:=P-10``) and the virtual robot and this process's probe, which stand for
+the robot, at SCHED_FIFO P; ``priority`` in the figures (0: normal scheduling).
 """
 
 from __future__ import annotations
@@ -189,6 +189,7 @@ def bench_lowcmd(seconds: float = 5.0, writes: int = 2500) -> dict[str, float]:
     from g1_teleop.launching.graph_description import load_graph
     from g1_teleop.launching.process_runner import GraphProcesses
     from g1_teleop.tools.robot_probe import RobotProbe
+    from g1_teleop.tools.virtual_graph import GraphPriorities
 
     try:
         import unitree_sdk2py  # noqa: F401
@@ -200,8 +201,8 @@ def bench_lowcmd(seconds: float = 5.0, writes: int = 2500) -> dict[str, float]:
     env = {"ROS_DOMAIN_ID": str(ROS_DOMAIN_ID), "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}
     nodes = load_graph("real").resolve({"robot": "virtual", "network_interface": "lo",
                                         "robot_domain_id": str(ROBOT_DOMAIN_ID), "controller": "hold",
-                                        "command_timeout_s": "0.25", "lowcmd_priority": str(priority),
-                                        "control_priority": str(max(1, priority - 10) if priority else 0)})
+                                        "command_timeout_s": "0.25",
+                                        **GraphPriorities.under(priority).arguments()})
     nodes = [n if n.name != "hw_bridge" else dataclasses.replace(
         n, parameters={**n.parameters, "ramp_duration_s": 0.5, "activate_blend_s": 0.0})
         for n in nodes if n.name in ("virtual_robot", "hw_bridge")]
