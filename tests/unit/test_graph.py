@@ -2,6 +2,7 @@ import sys
 
 import pytest
 
+from g1_teleop.core.paths import config_path
 from g1_teleop.launching.graph_description import GraphError, load_graph, processes
 from g1_teleop.launching.process_runner import container_command, node_command, params_document, process_command
 from g1_teleop.tools.virtual_graph import GraphPriorities
@@ -163,3 +164,15 @@ def test_a_container_addresses_each_node_and_takes_ros_nodes_only(tmp_path):
                     "  - {executable: policy, name: p2, container: c}\n")
     with pytest.raises(GraphError, match=r"container 'c': two nodes of one executable \(\['policy', 'policy'\]\)"):
         processes(load_graph(str(path)).resolve())
+
+
+def test_a_graph_file_with_a_key_twice_is_refused(tmp_path):
+    text = config_path("graphs", "real.yaml").read_text()
+    twice = text.replace("    priority: $(arg operator_priority)\n    parameters:\n      source:",
+                         "    priority: $(arg operator_priority)\n    priority: 40\n    parameters:\n      source:", 1)
+    assert twice != text
+    path = tmp_path / "real.yaml"
+    path.write_text(twice)
+    with pytest.raises(GraphError, match=r"(?s)real\.yaml: not a valid graph file: .*found the key 'priority' a "
+                                         r"second time .* in \".*real\.yaml\", line 211"):
+        load_graph(str(path))

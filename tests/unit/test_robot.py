@@ -180,6 +180,18 @@ def test_unreadable_config(tmp_path: Path) -> None:
         load_robot(path)
 
 
+def test_a_key_given_twice_is_refused_not_overridden(tmp_path: Path) -> None:
+    """PyYAML alone keeps the last of two equal keys: a second kp line would set the gains without a word."""
+    lines = config_path("g1_29dof.yaml").read_text().splitlines()
+    kp = next(i for i, line in enumerate(lines) if line.strip().startswith("kp:"))
+    kd = next(i for i in range(kp + 1, len(lines)) if lines[i].strip().startswith("kd:"))
+    path = tmp_path / "robot.yaml"
+    path.write_text("\n".join([*lines[:kd], lines[kp].split("#")[0].split("[")[0] + "900", *lines[kd:]]) + "\n")
+    assert yaml.safe_load(path.read_text())["gain_profiles"]["default"]["kp"] == 900  # what PyYAML would do
+    with pytest.raises(RobotConfigError, match=rf"found the key 'kp' a second time \(first on line {kp + 1}\)"):
+        load_robot(path)
+
+
 # --------------------------------------------------------------------------------------------------
 # URDF
 

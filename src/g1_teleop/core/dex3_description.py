@@ -20,6 +20,7 @@ from g1_teleop.core.config_location import ConfigLocation, check_keys, number, s
 from g1_teleop.core.limits import JointLimits
 from g1_teleop.core.paths import config_path
 from g1_teleop.core.settings import setting
+from g1_teleop.core.strict_yaml import load_yaml
 
 SIDES = ("left", "right")
 NUM_HAND_MOTORS = 7
@@ -138,7 +139,7 @@ def load_dex3(path: Path | None = None) -> Dex3:
     """Read and validate ``config/dex3.yaml`` (or ``path``)."""
     file = Path(path) if path is not None else config_path("dex3.yaml")
     try:
-        raw = yaml.safe_load(file.read_text())
+        raw = load_yaml(file.read_text(), str(file))
     except (OSError, yaml.YAMLError) as exc:
         raise Dex3ConfigError(f"{file}: cannot read: {exc}") from exc
     where = ConfigLocation(str(file), Dex3ConfigError)

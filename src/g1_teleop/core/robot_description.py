@@ -24,6 +24,7 @@ import yaml
 from g1_teleop.core.config_location import ConfigLocation, check_keys, number, string, vector
 from g1_teleop.core.model_files import ModelFileError, mjspec_from_file
 from g1_teleop.core.paths import config_path, urdf_path
+from g1_teleop.core.strict_yaml import load_yaml
 
 NUM_JOINTS = 29
 LEG_INDICES = range(0, 12)
@@ -134,7 +135,7 @@ def load_robot(config: Path | None = None, model: Path | None = None) -> Robot:
     """
     config_file = Path(config) if config is not None else config_path(DEFAULT_CONFIG)
     try:
-        raw = yaml.safe_load(config_file.read_text())
+        raw = load_yaml(config_file.read_text(), str(config_file))
     except (OSError, yaml.YAMLError) as exc:
         raise RobotConfigError(f"{config_file}: cannot read: {exc}") from exc
     where = ConfigLocation(str(config_file), RobotConfigError)

@@ -27,6 +27,7 @@ from typing import Any
 import yaml
 
 from g1_teleop.core.paths import config_path
+from g1_teleop.core.strict_yaml import load_yaml
 
 _ARG = re.compile(r"\$\(arg ([A-Za-z_][A-Za-z0-9_]*)\)")
 _TYPES = {"str": str, "bool": None, "float": float, "int": int}
@@ -161,7 +162,10 @@ def load_graph(name: str) -> Graph:
     if not path.exists():
         known = sorted(p.stem for p in config_path("graphs").glob("*.yaml"))
         raise GraphError(f"no graph {name!r} (looked for {path}); known graphs: {known}")
-    data = yaml.safe_load(path.read_text()) or {}
+    try:
+        data = load_yaml(path.read_text(), str(path)) or {}
+    except yaml.YAMLError as exc:
+        raise GraphError(f"{path}: not a valid graph file: {exc}") from None
     try:
         arguments = tuple(
             Argument(

@@ -50,6 +50,7 @@ import numpy as np
 import yaml
 
 from g1_teleop.core.rotations import IDENTITY_WXYZ, slerp_wxyz, transform, wxyz_from_rpy
+from g1_teleop.core.strict_yaml import load_yaml
 from g1_teleop.operator.xr_frames import DEFAULT_WORLD_T_HEAD
 
 DEFAULT_SAMPLE_RATE_HZ = 60.0
@@ -152,7 +153,7 @@ class Scenario:
         except OSError as exc:
             raise ScenarioError(f"{path}: cannot read: {exc.strerror or exc}") from None
         try:
-            data = yaml.safe_load(text)
+            data = load_yaml(text, str(path))
         except yaml.YAMLError as exc:
             raise ScenarioError(f"{path}: not valid YAML: {exc}") from None
         return _Parser(str(path)).scenario(data)

@@ -34,6 +34,7 @@ import yaml
 from g1_teleop.control.learned.policy_files import missing_file_message, resolve_policy_dir
 from g1_teleop.core.config_location import ConfigLocation, boolean, check_keys, integer, number, vector
 from g1_teleop.core.robot_description import NUM_JOINTS
+from g1_teleop.core.strict_yaml import load_yaml
 
 _ROOT_PLACEHOLDER = "{LEGGED_GYM_ROOT_DIR}"
 _DEFAULT_TRANSITION_TICKS = 50  # OpenWBT's value (1 s at 50 Hz), for the rl_gym form that has none
@@ -121,7 +122,7 @@ def load_policy_config(path: str | Path, policy_dir: str | Path | None = None) -
     if not source.is_file():
         raise LearnedPolicyConfigError(missing_file_message(source, "policy configuration"))
     try:
-        raw = yaml.safe_load(source.read_text())
+        raw = load_yaml(source.read_text(), str(source))
     except (OSError, yaml.YAMLError, UnicodeDecodeError) as exc:
         raise LearnedPolicyConfigError(f"{source}: cannot read: {exc}") from exc
     where = ConfigLocation(str(source), LearnedPolicyConfigError)
