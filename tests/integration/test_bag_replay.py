@@ -1,18 +1,19 @@
 """Bags: the main job records every topic of the graph into its run directory's bag/ (rosbag2, MCAP), on
 the simulated clock; replaying that bag's operator input (xr_input source bag) into the same lockstep graph
 repeats the run exactly; `g1-teleop record` records a running graph, and robot_description whatever the
-topics."""
+topics; the recorder stores when each message was written (its DDS source timestamp), however late it takes it."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
 import yaml
 
-from g1_teleop.core.rosbag import read_messages
+from g1_teleop.core.rosbag import read_bag, read_messages
 from g1_teleop.launching.graph_description import NodeSpec
 from g1_teleop.launching.process_runner import GraphProcesses
 
@@ -82,3 +83,47 @@ def test_record_writes_a_running_graphs_topics_on_its_clock(tmp_path, ros_domain
     lags = np.array([t / 1e9 - s for t, s in stamps])
     assert np.all(np.diff([s for _, s in stamps]) > 0)
     assert np.percentile(np.abs(lags), 50) < 0.02, lags  # logged on the simulated clock, not the wall clock
+
+
+def test_the_recorder_stores_when_a_message_was_written_not_when_it_took_it(tmp_path, rclpy_context, robot):
+    """The publish times `g1-teleop latency` measures hops by: a recorder that stamped its own takes counted its
+    wake-ups into every hop (it did on rclpy's EventsExecutor, whose callbacks cannot have the source timestamp)."""
+    from rclpy.node import Node
+    from sensor_msgs.msg import JointState
+
+    from g1_teleop.ros.executor import make_executor
+    from g1_teleop.ros.messages import joint_state_msg, to_stamp
+    from g1_teleop.ros.qos import QOS_COMMAND
+    from g1_teleop.tools.bag_recorder import BagRecorder
+
+    sender = Node("sender", context=rclpy_context)
+    recorder = BagRecorder(tmp_path / "bag", topics=["joint_command"], context=rclpy_context)
+    executor = make_executor(context=rclpy_context)
+    executor.add_node(recorder)
+    publisher = sender.create_publisher(JointState, "joint_command", QOS_COMMAND)
+    end = time.monotonic() + 10.0
+    while publisher.get_subscription_count() < 1 and time.monotonic() < end:
+        executor.spin_once(timeout_sec=0.05)
+    written: list[int] = []
+    for k in range(20):
+        written.append(time.time_ns())
+        publisher.publish(joint_state_msg(robot.joint_names, to_stamp((k + 1) * 1_000_000_000), np.zeros(29)))
+        time.sleep(0.01)
+    time.sleep(0.3)  # the recorder busy elsewhere: nothing taken yet
+    taken_from_ns = time.time_ns()
+    end = time.monotonic() + 0.5
+    while time.monotonic() < end:
+        executor.spin_once(timeout_sec=0.05)
+    counts = recorder.close()
+    executor.shutdown()
+    sender.destroy_node()
+    assert counts["/joint_command"] == 20, counts
+    messages = read_bag(tmp_path / "bag", ["joint_command"]).messages["joint_command"]
+    assert [m.msg.header.stamp.sec for m in messages] == list(range(1, 21))  # all, in order
+    published = np.array([m.publish_time_ns for m in messages])
+    assert np.all(published >= np.array(written)) and np.all(published - np.array(written) < 5e6), \
+        (published - np.array(written)) / 1e6  # within 5 ms of the publish call, not at the take
+    assert np.all(published < taken_from_ns - 2e8)
+    # on the system clock the log time is the arrival, never before the write, and in order
+    logged = np.array([m.log_time_ns for m in messages])
+    assert np.all(logged >= published) and np.all(logged < taken_from_ns) and np.all(np.diff(logged) >= 0)
