@@ -47,9 +47,9 @@ class GraphPriorities:
                 "operator_priority": str(self.operator)}
 
     def describe(self) -> str:
-        """One line for a tool's output ("" at normal scheduling)."""
+        """One line for a tool's output."""
         return (f"SCHED_FIFO {self.lowcmd} for the LowCmd process and the virtual robot, {self.control} for the "
-                f"policy and hw_bridge, {self.operator} for xr_input and retarget") if self.lowcmd else ""
+                f"policy and hw_bridge, {self.operator} for xr_input and retarget")
 
 
 @dataclass(frozen=True)
