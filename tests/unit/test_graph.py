@@ -2,6 +2,7 @@ import sys
 
 import pytest
 
+from g1_teleop.core.cpu_affinity import cpu_list, parse_cpu_list
 from g1_teleop.core.paths import config_path
 from g1_teleop.launching.graph_description import GraphError, load_graph, processes
 from g1_teleop.launching.process_runner import container_command, node_command, params_document, process_command
@@ -158,7 +159,7 @@ def test_a_container_addresses_each_node_and_takes_ros_nodes_only(tmp_path):
         load_graph(str(path))
     path.write_text("nodes:\n  - {executable: policy, container: c, nice: 5}\n  - {executable: retarget, "
                     "container: c}\n")
-    with pytest.raises(GraphError, match=r"container 'c': its nodes ask different niceness \[5, 0\]"):
+    with pytest.raises(GraphError, match=r"container 'c': its nodes ask different nice \[5, 0\]"):
         processes(load_graph(str(path)).resolve())
     path.write_text("nodes:\n  - {executable: policy, container: c}\n"
                     "  - {executable: policy, name: p2, container: c}\n")
@@ -168,11 +169,56 @@ def test_a_container_addresses_each_node_and_takes_ros_nodes_only(tmp_path):
 
 def test_a_graph_file_with_a_key_twice_is_refused(tmp_path):
     text = config_path("graphs", "real.yaml").read_text()
-    twice = text.replace("    priority: $(arg operator_priority)\n    parameters:\n      source:",
-                         "    priority: $(arg operator_priority)\n    priority: 40\n    parameters:\n      source:", 1)
+    twice = text.replace("    cpus: $(arg control_cpus)\n    parameters:\n      source:",
+                         "    cpus: $(arg control_cpus)\n    priority: 40\n    parameters:\n      source:", 1)
     assert twice != text
     path = tmp_path / "real.yaml"
     path.write_text(twice)
     with pytest.raises(GraphError, match=r"(?s)real\.yaml: not a valid graph file: .*found the key 'priority' a "
-                                         r"second time .* in \".*real\.yaml\", line 211"):
+                                         r"second time .* in \".*real\.yaml\", line 219"):
         load_graph(str(path))
+
+
+def test_cpu_lists_read_and_write_as_taskset_does():
+    assert parse_cpu_list("") == frozenset()
+    assert parse_cpu_list("1") == {1}
+    assert parse_cpu_list("0-2, 5,7-8") == {0, 1, 2, 5, 7, 8}
+    assert cpu_list({8, 0, 1, 2, 5, 7}) == "0-2,5,7-8" and cpu_list(()) == ""
+    with pytest.raises(ValueError, match=r"'1-a' is not a CPU list \('1-a': use core numbers and ranges"):
+        parse_cpu_list("1-a")
+    with pytest.raises(ValueError, match="range '3-1' runs backwards"):
+        parse_cpu_list("0,3-1")
+
+
+def test_the_command_chain_keeps_its_cores_and_every_other_process_keeps_off_them(tmp_path):
+    graph = load_graph("real")
+    usable = frozenset({0, 1, 2, 3})
+    assert {n.cpus for n in graph.resolve({"robot": "virtual"}, usable)} == {""}  # any core unless asked
+    nodes = graph.resolve({"robot": "virtual", "control_cpus": "2-3"}, usable)
+    assert {n.name: n.cpus for n in nodes} == {"virtual_robot": "0-1", "hw_bridge": "0-1", "policy": "2-3",
+                                               "retarget": "2-3", "xr_input": "2-3", "robot_state": "0-1"}
+    body = graph.resolve({"source": "body", "dex3": "true", "record": "bag", "control_cpus": "3"}, usable)
+    assert {n.name: n.cpus for n in body} == {"hw_bridge": "0-2", "hand_retarget": "3", "policy": "3",
+                                              "body_retarget": "3", "xr_input": "3", "robot_state": "0-2",
+                                              "recorder": "0-2"}
+    by_name = {n.name: n for n in nodes}
+    assert node_command(by_name["policy"], tmp_path / "p.yaml")[:4] == ["taskset", "-c", "2-3", sys.executable]
+    assert node_command(by_name["robot_state"], tmp_path / "p.yaml")[:7] == [
+        "nice", "-n", "10", "taskset", "-c", "0-1", sys.executable]
+    assert node_command(by_name["virtual_robot"], tmp_path / "p.yaml")[:3] == ["taskset", "-c", "0-1"]
+    with pytest.raises(GraphError, match=r"node policy: cpus '4': core\(s\) 4 are not among this machine's usable "
+                                         r"cores \(0-3;"):
+        graph.resolve({"control_cpus": "4"}, usable)
+    with pytest.raises(GraphError, match=r"keep every usable core \(0-3\) for \['policy', 'retarget', 'xr_input'\]: "
+                                         "leave at least one core"):
+        graph.resolve({"control_cpus": "0-3"}, usable)
+    with pytest.raises(GraphError, match=r"node policy: cpus: 'x' is not a CPU list"):
+        graph.resolve({"control_cpus": "x"}, usable)
+    path = tmp_path / "g.yaml"
+    path.write_text("nodes:\n  - {executable: policy, cpus: '1-'}\n")
+    with pytest.raises(GraphError, match=r"nodes\[0\] \(policy\): cpus: '1-' is not a CPU list"):
+        load_graph(str(path))
+    path.write_text("nodes:\n  - {executable: policy, container: c, cpus: '1'}\n  - {executable: retarget, "
+                    "container: c}\n")
+    with pytest.raises(GraphError, match=r"container 'c': its nodes ask different cpus \['1', '0'\]"):
+        processes(load_graph(str(path)).resolve(usable=frozenset({0, 1})))

@@ -9,10 +9,13 @@ priority: the observers (frames, cameras, Foxglove) yield the cores to the contr
 ``priority: P`` (a number or ``$(arg …)``; 0 none) asks SCHED_FIFO priority P for a ROS node of the control path
 (the runners pass it in ``G1_TELEOP_SCHED_FIFO``; the node applies it to all its threads once constructed, or logs
 why it could not); ``stop_timeout_s: S`` gives a node S seconds from the stop signal to finish its work before it
-is killed (default 10; a recorder that exports a dataset needs longer); ``container: NAME`` puts a ROS node in one
-process with the other nodes of that container, spun by one thread (g1_teleop.nodes.container), when the graph's
-``compose`` argument is true (a graph without one: always): nodes whose work runs in sequence anyway then pass their
-messages within the process. ROS-free.
+is killed (default 10; a recorder that exports a dataset needs longer); ``cpus: LIST`` (a CPU list such as 1 or
+2-3, or ``$(arg …)``; empty none) keeps a node's process on those cores and every process of the graph that names
+no cores off them (the runners start each process under ``taskset -c``), so that nothing else evicts the command
+chain's code and data from those cores' caches between its ticks (g1_teleop.core.cpu_affinity); ``container: NAME``
+puts a ROS node in one process with the other nodes of that container, spun by one thread (g1_teleop.nodes.container),
+when the graph's ``compose`` argument is true (a graph without one: always): nodes whose work runs in sequence anyway
+then pass their messages within the process. ROS-free.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from typing import Any
 
 import yaml
 
+from g1_teleop.core.cpu_affinity import cpu_list, parse_cpu_list, usable_cpus
 from g1_teleop.core.paths import config_path
 from g1_teleop.core.strict_yaml import load_yaml
 
@@ -82,6 +86,9 @@ class NodeSpec:
     # finishes that first (ros2 launch's default, 5 s, was seen to kill the policy on a loaded 2-core machine)
     stop_timeout_s: float = 10.0
     container: str = ""  # the process shared with the container's other nodes; empty: a process of its own
+    # the cores the process runs on (a CPU list, or "$(arg …)" until resolved): asked, the cores kept for the node;
+    # resolved, for every process when any node keeps cores (the others get the cores left), else empty: any core
+    cpus: str = ""
 
 
 @dataclass(frozen=True)
@@ -99,8 +106,10 @@ class Graph:
                 return arg
         raise GraphError(f"{self.source}: no argument {name!r}; arguments: {[a.name for a in self.arguments]}")
 
-    def resolve(self, values: dict[str, str] | None = None) -> list[NodeSpec]:
-        """Nodes with every ``$(arg …)`` replaced; ``values`` override the argument defaults."""
+    def resolve(self, values: dict[str, str] | None = None,
+                usable: frozenset[int] | None = None) -> list[NodeSpec]:
+        """Nodes with every ``$(arg …)`` replaced and their cores (:meth:`_pinned`: of ``usable``, by default the
+        cores this process may use); ``values`` override the argument defaults."""
         if self.unavailable:
             raise GraphError(f"graph {self.name} cannot run yet: {self.unavailable}")
         values = dict(values or {})
@@ -117,7 +126,7 @@ class Graph:
         for node in self.nodes:
             for arg, _ in node.when:
                 self.argument(arg)
-        return [
+        return self._pinned([
             dataclasses.replace(
                 node,
                 parameters={key: self._substitute(value, text, typed) for key, value in node.parameters.items()},
@@ -125,10 +134,34 @@ class Graph:
                 when=(),
                 priority=self._priority(node, text, typed),
                 container=node.container if composed else "",
+                cpus=str(self._substitute(node.cpus, text, text)),
             )
             for node in self.nodes
             if all(chosen[arg] in values for arg, values in node.when)  # (a bool argument as true or false)
-        ]
+        ], usable_cpus() if usable is None else usable)
+
+    def _pinned(self, nodes: list[NodeSpec], usable: frozenset[int]) -> list[NodeSpec]:
+        """Each node with the cores its process runs on: its own ``cpus`` if it keeps some, else the usable cores no
+        node keeps; unchanged (any core) when no node keeps any."""
+        kept: dict[str, frozenset[int]] = {}
+        for node in nodes:
+            try:
+                kept[node.name] = parse_cpu_list(node.cpus)
+            except ValueError as exc:
+                raise GraphError(f"graph {self.name}, node {node.name}: cpus: {exc}") from None
+            if not kept[node.name] <= usable:
+                raise GraphError(f"graph {self.name}, node {node.name}: cpus {node.cpus!r}: core(s) "
+                                 f"{cpu_list(kept[node.name] - usable)} are not among this machine's usable cores "
+                                 f"({cpu_list(usable)}; nproc, taskset -p $$)")
+        reserved = frozenset().union(*kept.values())
+        if not reserved:
+            return nodes
+        rest = usable - reserved
+        if not rest:
+            raise GraphError(f"graph {self.name}: the nodes' cpus keep every usable core ({cpu_list(usable)}) for "
+                             f"{sorted(name for name, cpus in kept.items() if cpus)}: leave at least one core for the "
+                             "graph's other processes")
+        return [dataclasses.replace(node, cpus=cpu_list(kept[node.name] or rest)) for node in nodes]
 
     def _priority(self, node: NodeSpec, text: dict[str, str], typed: dict[str, Any]) -> int:
         priority = self._substitute(node.priority, text, typed)
@@ -200,11 +233,17 @@ def load_graph(name: str) -> Graph:
                     priority=spec.get("priority", 0),
                     stop_timeout_s=spec.get("stop_timeout_s", NodeSpec.stop_timeout_s),
                     container=str(spec.get("container", "")),
+                    cpus=str(spec.get("cpus", "")),
                 )
             )
             if nodes[-1].container and (not nodes[-1].ros or nodes[-1].priority != 0):
                 raise GraphError(f"{path}: nodes[{i}] ({nodes[-1].name}): only a ROS node at normal priority can "
                                  f"share the process of container {nodes[-1].container!r}")
+            if not _ARG.search(nodes[-1].cpus):
+                try:
+                    parse_cpu_list(nodes[-1].cpus)
+                except ValueError as exc:
+                    raise GraphError(f"{path}: nodes[{i}] ({nodes[-1].name}): cpus: {exc}") from None
             if type(nodes[-1].nice) is not int or not 0 <= nodes[-1].nice <= 19:
                 raise GraphError(f"{path}: nodes[{i}] ({nodes[-1].name}): nice must be an integer 0–19, "
                                  f"got {nodes[-1].nice!r}")
@@ -232,8 +271,10 @@ def processes(nodes: Sequence[NodeSpec]) -> list[tuple[NodeSpec, ...]]:
     for node in nodes:
         groups.setdefault(node.container or f"\0{node.name}", []).append(node)
     for name, members in groups.items():
-        if len({m.nice for m in members}) > 1:
-            raise GraphError(f"container {name!r}: its nodes ask different niceness {[m.nice for m in members]}")
+        for what in ("nice", "cpus"):
+            if len({getattr(m, what) for m in members}) > 1:
+                raise GraphError(f"container {name!r}: its nodes ask different {what} "
+                                 f"{[getattr(m, what) for m in members]}")
         executables = [m.executable for m in members]
         if len(set(executables)) < len(executables):  # (ROS arguments address a node by its executable's name)
             raise GraphError(f"container {name!r}: two nodes of one executable ({executables}); run one of them in "

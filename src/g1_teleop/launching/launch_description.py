@@ -24,7 +24,7 @@ from g1_teleop.core.realtime_priority import SCHED_FIFO_ENV
 from g1_teleop.core.robot_description import load_robot
 from g1_teleop.launching.dds_discovery import discovery_environment
 from g1_teleop.launching.graph_description import NodeSpec, load_graph, processes
-from g1_teleop.launching.process_runner import container_command, params_document
+from g1_teleop.launching.process_runner import container_command, params_document, process_prefix
 from launch import LaunchDescription
 
 FOXGLOVE_PORT = 8765
@@ -49,11 +49,13 @@ def _distribution_nodes(spec: NodeSpec) -> tuple[NodeSpec | None, list[Node]]:
             # publishes every frame
             return spec, []
         publisher = Node(package="robot_state_publisher", executable="robot_state_publisher", output="screen",
+                         prefix=" ".join(process_prefix(spec)) or None,
                          parameters=[{"robot_description": robot.model_path.read_text(),
                                       "use_sim_time": bool(spec.parameters.get("use_sim_time", False))}])
         return dataclasses.replace(spec, parameters={**spec.parameters, "links": False}), [publisher]
     if spec.executable == "tools.foxglove_bridge" and _installed("foxglove_bridge"):
         return None, [Node(package="foxglove_bridge", executable="foxglove_bridge", output="screen",
+                           prefix=" ".join(process_prefix(spec)) or None,
                            parameters=[{"port": FOXGLOVE_PORT, "use_sim_time": "--use-sim-time" in spec.arguments}])]
     return spec, []
 
@@ -73,7 +75,7 @@ def graph_launch_description(graph_name: str) -> LaunchDescription:
             spec = members[0]
             required = [m.name for m in members if m.required]
             on_exit = Shutdown(reason=f"required node {required[0]} exited") if required else None
-            prefix = f"nice -n {spec.nice}" if spec.nice else None
+            prefix = " ".join(process_prefix(spec)) or None
             # Ctrl-C → SIGINT, then SIGTERM after this
             stopping = {"sigterm_timeout": str(max(m.stop_timeout_s for m in members))}
             if len(members) > 1:  # a container: its command line and params file as the pip runner makes them

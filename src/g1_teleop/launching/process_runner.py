@@ -44,12 +44,18 @@ def params_document(members: Sequence[NodeSpec]) -> dict:
     return {f"/**/{m.name}": {"ros__parameters": m.parameters} for m in members}
 
 
+def process_prefix(spec: NodeSpec) -> list[str]:
+    """What a process's command line starts with: ``nice`` when it yields the CPU, ``taskset`` when it keeps to some
+    cores (each executes the next in its place: the process id stays the node's)."""
+    niced = ["nice", "-n", str(spec.nice)] if spec.nice else []
+    return [*niced, *(["taskset", "-c", spec.cpus] if spec.cpus else [])]
+
+
 def container_command(members: Sequence[NodeSpec], params_file: Path, namespace: str = "") -> list[str]:
     """The command line that runs a container's nodes in one process (g1_teleop.nodes.container), each node's name
     and remappings addressed to it."""
-    niced = ["nice", "-n", str(members[0].nice)] if members[0].nice else []
-    cmd = [*niced, sys.executable, "-m", "g1_teleop.nodes.container", *(m.executable for m in members),
-           "--ros-args", "--params-file", str(params_file)]
+    cmd = [*process_prefix(members[0]), sys.executable, "-m", "g1_teleop.nodes.container",
+           *(m.executable for m in members), "--ros-args", "--params-file", str(params_file)]
     if namespace:
         cmd += ["-r", f"__ns:={namespace}"]
     for m in members:
@@ -61,12 +67,11 @@ def container_command(members: Sequence[NodeSpec], params_file: Path, namespace:
 
 
 def node_command(spec: NodeSpec, params_file: Path, namespace: str = "") -> list[str]:
-    """The command line that runs one node with its parameters and remappings (or a plain process), under
-    ``nice`` when the node yields the CPU (same process id: nice executes the node in its place)."""
-    niced = ["nice", "-n", str(spec.nice)] if spec.nice else []
+    """The command line that runs one node with its parameters and remappings (or a plain process), after its
+    :func:`process_prefix`."""
     if not spec.ros:
-        return [*niced, sys.executable, "-m", f"g1_teleop.{spec.executable}", *spec.arguments]
-    cmd = [*niced, sys.executable, "-m", f"g1_teleop.nodes.{spec.executable}", "--ros-args",
+        return [*process_prefix(spec), sys.executable, "-m", f"g1_teleop.{spec.executable}", *spec.arguments]
+    cmd = [*process_prefix(spec), sys.executable, "-m", f"g1_teleop.nodes.{spec.executable}", "--ros-args",
            "-r", f"__node:={spec.name}", "--params-file", str(params_file)]
     if namespace:
         cmd += ["-r", f"__ns:={namespace}"]
