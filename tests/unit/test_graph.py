@@ -2,11 +2,13 @@ import sys
 
 import pytest
 
-from g1_teleop.core.cpu_affinity import cpu_list, parse_cpu_list
+from g1_teleop.core.cpu_affinity import cpu_list, parse_cpu_list, usable_cpus
 from g1_teleop.core.paths import config_path
 from g1_teleop.launching.graph_description import GraphError, load_graph, processes
 from g1_teleop.launching.process_runner import container_command, node_command, params_document, process_command
-from g1_teleop.tools.virtual_graph import GraphPriorities
+from g1_teleop.tools.cli import build_parser
+from g1_teleop.tools.soak import SoakConfig
+from g1_teleop.tools.virtual_graph import GraphPriorities, VirtualGraphConfig, virtual_graph_nodes
 
 
 def test_sim_graph_resolves_typed_arguments():
@@ -222,3 +224,19 @@ def test_the_command_chain_keeps_its_cores_and_every_other_process_keeps_off_the
                     "container: c}\n")
     with pytest.raises(GraphError, match=r"container 'c': its nodes ask different cpus \['1', '0'\]"):
         processes(load_graph(str(path)).resolve(usable=frozenset({0, 1})))
+
+
+def test_the_soak_keeps_the_chains_cores_as_the_graph_does():
+    usable = usable_cpus()
+    if len(usable) < 2:
+        pytest.skip(f"one usable core ({cpu_list(usable)}): there is none to keep apart")
+    kept = str(max(usable))
+    args = build_parser().parse_args(["soak", "--duration", "1m", "--control-cpus", kept])
+    assert args.control_cpus == kept and build_parser().parse_args(["soak"]).control_cpus == ""
+    nodes = {n.name: n.cpus for n in virtual_graph_nodes(VirtualGraphConfig(229, 228, control_cpus=kept))}
+    rest = cpu_list(usable - {int(kept)})
+    assert nodes == {"virtual_robot": rest, "hw_bridge": rest, "policy": kept, "retarget": kept, "xr_input": kept,
+                     "robot_state": rest}
+    assert SoakConfig(duration_s=60, control_cpus=kept).control_cpus == kept
+    with pytest.raises(ValueError, match=r"--control-cpus: '1,,2' is not a CPU list"):
+        SoakConfig(duration_s=60, control_cpus="1,,2")

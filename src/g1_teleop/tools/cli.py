@@ -214,7 +214,8 @@ def _cmd_soak(args: argparse.Namespace) -> int:
                      controller=args.controller, scenario=args.scenario,
                      ros_domain_id=ROS_DOMAIN_ID if args.ros_domain_id is None else args.ros_domain_id,
                      robot_domain_id=ROBOT_DOMAIN_ID if args.robot_domain_id is None else args.robot_domain_id,
-                     state_timeout_s=args.state_timeout, stress_workers=args.stress, priority=args.priority)
+                     state_timeout_s=args.state_timeout, stress_workers=args.stress, priority=args.priority,
+                     control_cpus=args.control_cpus)
     try:
         result = run_soak(cfg, emit=lambda line: print(line, flush=True))
     except RuntimeError as exc:
@@ -431,6 +432,10 @@ def build_parser() -> argparse.ArgumentParser:
                       help="SCHED_FIFO P for hw_bridge's LowCmd process and the virtual robot (lowcmd_priority), "
                            "P-10 for the policy and hw_bridge's ROS side (control_priority), P-15 for xr_input and "
                            "retarget (operator_priority); needs CAP_SYS_NICE; default 0: normal scheduling")
+    soak.add_argument("--control-cpus", default="", metavar="LIST",
+                      help="cores kept for the command chain (the graph's control_cpus, e.g. 1): xr_input, retarget "
+                           "and the policy run there only, the graph's other processes, this one and stress-ng on "
+                           "the other cores only; default: none")
     soak.add_argument("--json", action="store_true", help="the final figures as one JSON object on one line")
     soak.set_defaults(func=_cmd_soak)
     bench = sub.add_parser("bench", help="run a benchmark and print its figures as JSON")

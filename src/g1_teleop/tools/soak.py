@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from g1_teleop.core.cpu_affinity import parse_cpu_list, usable_cpus
 from g1_teleop.tools.virtual_graph import GraphPriorities, Operator, VirtualGraphConfig, virtual_graph_nodes
 
 ROS_DOMAIN_ID = 229  # the soak's own domains: never a robot's (0), the tests' (1–200) or the benches' (230, 231);
@@ -71,11 +72,16 @@ class SoakConfig:
     state_timeout_s: float | None = None  # hw_bridge's LowState timeout; None: the bridge's default
     stress_workers: int = 0  # stress-ng --cpu workers beside the graph while ACTIVE; 0: none
     priority: int = 0  # SCHED_FIFO: the graph's priorities under P (virtual_graph.GraphPriorities.under); 0: normal
+    control_cpus: str = ""  # the cores kept for the command chain (real.yaml's control_cpus); empty: none
 
     def __post_init__(self) -> None:
         if not 0 <= self.priority <= 99:
             raise ValueError(f"--priority ({self.priority}) must be 0 (normal scheduling) or a SCHED_FIFO priority "
                              "1–99")
+        try:
+            parse_cpu_list(self.control_cpus)
+        except ValueError as exc:
+            raise ValueError(f"--control-cpus: {exc}") from None
         if self.stress_workers < 0:
             raise ValueError(f"--stress ({self.stress_workers}) must be 0 (none) or a number of CPU workers")
         if not 0 < self.interval_s <= self.duration_s:
@@ -221,9 +227,12 @@ def run_soak(cfg: SoakConfig, emit: Callable[[str], None] = print) -> dict:
     stress = CpuStress(cfg.stress_workers, cfg.duration_s + STRESS_TIMEOUT_MARGIN_S) if cfg.stress_workers else None
     scenario_s = Scenario.load(scenario_path(cfg.scenario)).duration
     graph_cfg = VirtualGraphConfig(cfg.ros_domain_id, cfg.robot_domain_id, cfg.controller, cfg.scenario,
-                                   cfg.state_timeout_s, GraphPriorities.under(cfg.priority))
+                                   cfg.state_timeout_s, GraphPriorities.under(cfg.priority), cfg.control_cpus)
     log: list[str] = []
-    graph = GraphProcesses(virtual_graph_nodes(graph_cfg), env=graph_cfg.env, output=log.append)
+    nodes = virtual_graph_nodes(graph_cfg)
+    if cfg.control_cpus:  # this process's readers (and stress-ng) with the graph's other processes, off the chain's
+        os.sched_setaffinity(0, usable_cpus() - parse_cpu_list(cfg.control_cpus))
+    graph = GraphProcesses(nodes, env=graph_cfg.env, output=log.append)
     operator = Operator(graph, log, cfg.ros_domain_id, "soak")
     commands = _Arrivals()
     commands_taken = command_reader(operator.context, "_soak_commands")
@@ -243,6 +252,7 @@ def run_soak(cfg: SoakConfig, emit: Callable[[str], None] = print) -> dict:
             stress.start()
         loaded = f", stress-ng --cpu {cfg.stress_workers} beside it" if stress is not None else ""
         loaded += f", {graph_cfg.priorities.describe()}" if cfg.priority else ""
+        loaded += f", the command chain on CPUs {cfg.control_cpus} only" if cfg.control_cpus else ""
         emit(f"soak: ACTIVE against the virtual robot, controller {cfg.controller}, scenario {cfg.scenario} "
              f"({scenario_s:g} s, on loop) for {cfg.duration_s:g} s{loaded}; a line every {cfg.interval_s:g} s")
         start = next_play = time.monotonic()
@@ -292,7 +302,7 @@ def run_soak(cfg: SoakConfig, emit: Callable[[str], None] = print) -> dict:
                "lowcmd_misses": sum(i["lowcmd"]["misses"] for i in intervals),
                "lowcmd_period_p99_ms_worst": max((i["lowcmd"]["period_p99_ms"] or 0.0 for i in intervals),
                                                  default=None),
-               "stress_cpu_workers": cfg.stress_workers, "priority": cfg.priority,
+               "stress_cpu_workers": cfg.stress_workers, "priority": cfg.priority, "control_cpus": cfg.control_cpus,
                "stress_cpu_percent": stress_cpu_percent,
                "load_1m_mean": round(float(np.mean([i["load_1m"] for i in intervals])), 2) if intervals else None}
     return {"summary": summary, "intervals": intervals}

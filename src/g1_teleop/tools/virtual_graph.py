@@ -55,7 +55,8 @@ class GraphPriorities:
 @dataclass(frozen=True)
 class VirtualGraphConfig:
     """Which graph: controller and scenario, the private domains, hw_bridge's LowState timeout (s; None: the
-    bridge's shipped default) and the graph's priorities."""
+    bridge's shipped default), the graph's priorities and the cores kept for its command chain (``control_cpus``, a
+    CPU list; empty: none)."""
 
     ros_domain_id: int
     robot_domain_id: int
@@ -63,6 +64,7 @@ class VirtualGraphConfig:
     scenario: str = "default"
     state_timeout_s: float | None = None
     priorities: GraphPriorities = GraphPriorities()
+    control_cpus: str = ""
 
     @property
     def env(self) -> dict[str, str]:
@@ -76,7 +78,8 @@ def virtual_graph_nodes(cfg: VirtualGraphConfig) -> list[NodeSpec]:
 
     nodes = load_graph("real").resolve({"robot": "virtual", "network_interface": "lo",
                                         "robot_domain_id": str(cfg.robot_domain_id), "controller": cfg.controller,
-                                        "scenario": cfg.scenario, **cfg.priorities.arguments()})
+                                        "scenario": cfg.scenario, "control_cpus": cfg.control_cpus,
+                                        **cfg.priorities.arguments()})
     if cfg.state_timeout_s is not None:
         nodes = [dataclasses.replace(n, parameters={**n.parameters, "state_timeout_s": cfg.state_timeout_s})
                  if n.name == "hw_bridge" else n for n in nodes]
