@@ -1,7 +1,10 @@
-"""Real-time priority reaches the processes it is asked for, once they have started, every thread of each, with
-their memory locked: the virtual robot (``--priority``, as the graph's ``lowcmd_priority`` passes it) and a ROS node
-of the graph (a node's ``priority``, passed by the runner in G1_TELEOP_SCHED_FIFO and applied by node_main once the
-node is constructed). Without the right to it (no CAP_SYS_NICE), each says why in one line and runs on."""
+"""Real-time priority and cores reach the processes they are asked for, every thread of each. Priority once they
+have started, with their memory locked: the virtual robot (``--priority``, as the graph's ``lowcmd_priority`` passes
+it) and a ROS node of the graph (a node's ``priority``, passed by the runner in G1_TELEOP_SCHED_FIFO and applied by
+node_main once the node is constructed); without the right to it (no CAP_SYS_NICE), each says why in one line and
+runs on. Cores from the start: a node that keeps some (``cpus``, as real.yaml's ``control_cpus`` gives the command
+chain) runs on them only and a process that names none (here the virtual robot) on the cores left only (the pip
+runner starts each under ``taskset -c``)."""
 
 from __future__ import annotations
 
@@ -11,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from g1_teleop.launching.graph_description import NodeSpec
+from g1_teleop.core.cpu_affinity import parse_cpu_list, usable_cpus
+from g1_teleop.launching.graph_description import load_graph
 from g1_teleop.launching.process_runner import GraphProcesses
 
 pytestmark = pytest.mark.integration
@@ -35,13 +39,31 @@ def _locked_kb(pid: int) -> int:
     return int(line.split()[1])
 
 
-def test_the_asked_priority_reaches_every_thread_once_started(ros_domain):
-    nodes = [NodeSpec("tools.virtual_robot", "virtual_robot", True, {}, ros=False,
-                      arguments=("--domain-id", str(ros_domain % 100 + 1), "--interface", "lo", "--gantry",
-                                 "--priority", "20")),
-             NodeSpec("robot_state", "robot_state", True, {}, priority=15)]
+def _threads_cpus(pid: int) -> set[frozenset[int]]:
+    """The cores each thread of a process may run on (its Cpus_allowed_list)."""
+    out = set()
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            status = Path(f"/proc/{pid}/task/{tid}/status").read_text().splitlines()
+        except (FileNotFoundError, ProcessLookupError):  # (a thread that ended meanwhile)
+            continue
+        line = next(line for line in status if line.startswith("Cpus_allowed_list:"))
+        out.add(parse_cpu_list(line.split(":", 1)[1].strip()))
+    return out
+
+
+def test_the_asked_priority_and_cores_reach_every_thread(ros_domain, tmp_path):
+    usable = usable_cpus()
+    kept = max(usable) if len(usable) > 1 else None  # (one core: none to keep apart, the priorities only)
+    path = tmp_path / "graph.yaml"
+    path.write_text(
+        "nodes:\n"
+        "  - executable: tools.virtual_robot\n    name: virtual_robot\n    ros: false\n"
+        f"    arguments: ['--domain-id', '{ros_domain % 100 + 1}', '--interface', 'lo', '--gantry',\n"
+        "                '--priority', '20']\n"
+        f"  - executable: robot_state\n    priority: 15\n    cpus: '{'' if kept is None else kept}'\n")
     lines: list[str] = []
-    graph = GraphProcesses(nodes, output=lines.append)
+    graph = GraphProcesses(load_graph(str(path)).resolve(), output=lines.append)
     graph.start()
     try:
         deadline = time.monotonic() + 60.0
@@ -50,6 +72,9 @@ def test_the_asked_priority_reaches_every_thread_once_started(ros_domain):
             assert graph.check() is None and time.monotonic() < deadline, "\n".join(lines[-20:])
             time.sleep(0.1)
         time.sleep(1.0)  # (robot_state applies it once constructed, just after its line)
+        if kept is not None:  # every thread, DDS's and MuJoCo's started after the process's start included
+            assert _threads_cpus(graph.pid("robot_state")) == {frozenset({kept})}, "\n".join(lines[-20:])
+            assert _threads_cpus(graph.pid("virtual_robot")) == {usable - {kept}}, "\n".join(lines[-20:])
         if os.geteuid() == 0:
             assert _priorities(graph.pid("virtual_robot")) == {(os.SCHED_FIFO, 20)}, "\n".join(lines[-20:])
             assert _priorities(graph.pid("robot_state")) == {(os.SCHED_FIFO, 15)}, "\n".join(lines[-20:])
