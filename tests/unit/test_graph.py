@@ -192,7 +192,7 @@ def test_cpu_lists_read_and_write_as_taskset_does():
         parse_cpu_list("0,3-1")
 
 
-def test_the_command_chain_keeps_its_cores_and_every_other_process_keeps_off_them(tmp_path):
+def test_the_command_chain_keeps_its_cores_and_every_other_process_keeps_off_them(tmp_path, monkeypatch):
     graph = load_graph("real")
     usable = frozenset({0, 1, 2, 3})
     assert {n.cpus for n in graph.resolve({"robot": "virtual"}, usable)} == {""}  # any core unless asked
@@ -216,6 +216,10 @@ def test_the_command_chain_keeps_its_cores_and_every_other_process_keeps_off_the
         graph.resolve({"control_cpus": "0-3"}, usable)
     with pytest.raises(GraphError, match=r"node policy: cpus: 'x' is not a CPU list"):
         graph.resolve({"control_cpus": "x"}, usable)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(GraphError, match=r"needs taskset, which is not on PATH: install util-linux"):
+        graph.resolve({"control_cpus": "3"}, usable)
+    monkeypatch.undo()
     path = tmp_path / "g.yaml"
     path.write_text("nodes:\n  - {executable: policy, cpus: '1-'}\n")
     with pytest.raises(GraphError, match=r"nodes\[0\] \(policy\): cpus: '1-' is not a CPU list"):

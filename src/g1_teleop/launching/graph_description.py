@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -156,6 +157,9 @@ class Graph:
         reserved = frozenset().union(*kept.values())
         if not reserved:
             return nodes
+        if shutil.which("taskset") is None:
+            raise GraphError(f"graph {self.name}: keeping cores (cpus) needs taskset, which is not on PATH: install "
+                             "util-linux (apt-get install util-linux), or leave the cores unset")
         rest = usable - reserved
         if not rest:
             raise GraphError(f"graph {self.name}: the nodes' cpus keep every usable core ({cpu_list(usable)}) for "
