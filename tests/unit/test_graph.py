@@ -216,6 +216,11 @@ def test_the_command_chain_keeps_its_cores_and_every_other_process_keeps_off_the
         graph.resolve({"control_cpus": "0-3"}, usable)
     with pytest.raises(GraphError, match=r"node policy: cpus: 'x' is not a CPU list"):
         graph.resolve({"control_cpus": "x"}, usable)
+    # a core isolated from the scheduler (isolcpus=) is in no process's affinity: it may be kept, the rest stays off it
+    monkeypatch.setattr("g1_teleop.launching.graph_description.isolated_cpus", lambda: frozenset({4, 5}))
+    isolated = {n.name: n.cpus for n in graph.resolve({"control_cpus": "5"}, usable)}
+    assert isolated["policy"] == "5" and isolated["hw_bridge"] == "0-3"
+    monkeypatch.undo()
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(GraphError, match=r"needs taskset, which is not on PATH: install util-linux"):
         graph.resolve({"control_cpus": "3"}, usable)

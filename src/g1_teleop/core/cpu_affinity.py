@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable
+from pathlib import Path
 
 _RANGE = re.compile(r"(\d+)(?:-(\d+))?")
 
@@ -43,3 +44,12 @@ def cpu_list(cpus: Iterable[int]) -> str:
 def usable_cpus() -> frozenset[int]:
     """The cores this process may run on (its affinity: what it starts inherits it)."""
     return frozenset(os.sched_getaffinity(0))
+
+
+def isolated_cpus() -> frozenset[int]:
+    """The cores the kernel keeps out of every process's default affinity (``isolcpus=``; none when not told):
+    a process runs there only when put there, as a real-time loop is."""
+    try:
+        return parse_cpu_list(Path("/sys/devices/system/cpu/isolated").read_text().strip())
+    except (OSError, ValueError):
+        return frozenset()

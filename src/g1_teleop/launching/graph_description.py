@@ -30,7 +30,7 @@ from typing import Any
 
 import yaml
 
-from g1_teleop.core.cpu_affinity import cpu_list, parse_cpu_list, usable_cpus
+from g1_teleop.core.cpu_affinity import cpu_list, isolated_cpus, parse_cpu_list, usable_cpus
 from g1_teleop.core.paths import config_path
 from g1_teleop.core.strict_yaml import load_yaml
 
@@ -109,8 +109,8 @@ class Graph:
 
     def resolve(self, values: dict[str, str] | None = None,
                 usable: frozenset[int] | None = None) -> list[NodeSpec]:
-        """Nodes with every ``$(arg …)`` replaced and their cores (:meth:`_pinned`: of ``usable``, by default the
-        cores this process may use); ``values`` override the argument defaults."""
+        """Nodes with every ``$(arg …)`` replaced and their cores (:meth:`_pinned`; ``usable``: the cores the graph's
+        processes run on by default, this process's unless given); ``values`` override the argument defaults."""
         if self.unavailable:
             raise GraphError(f"graph {self.name} cannot run yet: {self.unavailable}")
         values = dict(values or {})
@@ -142,18 +142,20 @@ class Graph:
         ], usable_cpus() if usable is None else usable)
 
     def _pinned(self, nodes: list[NodeSpec], usable: frozenset[int]) -> list[NodeSpec]:
-        """Each node with the cores its process runs on: its own ``cpus`` if it keeps some, else the usable cores no
-        node keeps; unchanged (any core) when no node keeps any."""
+        """Each node with the cores its process runs on: its own ``cpus`` if it keeps some (of ``usable`` or the
+        cores isolated from the scheduler), else the usable cores no node keeps; unchanged (any core) when no node
+        keeps any."""
         kept: dict[str, frozenset[int]] = {}
+        allowed = usable | isolated_cpus()
         for node in nodes:
             try:
                 kept[node.name] = parse_cpu_list(node.cpus)
             except ValueError as exc:
                 raise GraphError(f"graph {self.name}, node {node.name}: cpus: {exc}") from None
-            if not kept[node.name] <= usable:
+            if not kept[node.name] <= allowed:
                 raise GraphError(f"graph {self.name}, node {node.name}: cpus {node.cpus!r}: core(s) "
-                                 f"{cpu_list(kept[node.name] - usable)} are not among this machine's usable cores "
-                                 f"({cpu_list(usable)}; nproc, taskset -p $$)")
+                                 f"{cpu_list(kept[node.name] - allowed)} are not among this machine's usable cores "
+                                 f"({cpu_list(allowed)}; nproc, taskset -p $$, /sys/devices/system/cpu/isolated)")
         reserved = frozenset().union(*kept.values())
         if not reserved:
             return nodes
