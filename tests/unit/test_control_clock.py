@@ -157,3 +157,15 @@ def test_a_starved_simulator_that_slips_is_followed_not_refused():
     assert len(after) > 0.8 * (source_s - 2.0 - 0.3 * 0.4) / 0.02
     assert np.all(np.diff(after) > 0) and np.all(np.diff(after) % PERIOD_NS == 0)  # on the grid, in order
     assert set(clock.refused) == {"unconfirmed"} and clock.relocks == 0, clock.refused  # before the first lock only
+
+
+def test_the_time_to_the_next_tick_is_told_for_a_caller_woken_early():
+    clock = ControlClock()
+    assert clock.until_next_s(0.0) is None  # no sample yet
+    for k in range(60):  # a source 1 s ahead of the monotonic clock, a sample every 5 ms
+        clock.put(round((1.0 + k * 0.005) * 1e9), k * 0.005)
+    timing = clock.poll(0.3)  # source time 1.3 s: a tick of the 20 ms grid, due
+    assert timing.due and timing.stamp_ns == 1_300_000_000
+    assert clock.until_next_s(0.3) == pytest.approx(0.02, abs=1e-6)
+    assert clock.until_next_s(0.3195) == pytest.approx(0.0005, abs=1e-6)
+    assert clock.until_next_s(0.321) == pytest.approx(-0.001, abs=1e-6)  # past it: the caller is late

@@ -73,3 +73,20 @@ def test_without_a_lag_limit_every_pass_is_caught_up(clock):
 def test_bad_arguments_are_refused(period_s, max_lag_s):
     with pytest.raises(ValueError):
         Pacer(period_s, max_lag_s)
+
+
+
+def test_wait_until_sleeps_to_just_before_the_instant_and_spins_the_rest(monkeypatch):
+    class Spun(FakeClock):  # each look at the clock moves it on 50 µs, as the spinning does
+        def monotonic(self) -> float:
+            self.t += 0.00005
+            return self.t
+
+    spun = Spun()
+    monkeypatch.setattr(realtime_loop, "time", spun)
+    reached = realtime_loop.wait_until(100.001, spin_s=0.0002)
+    assert spun.sleeps == [pytest.approx(0.00075)]  # 1 ms away, less the spun 0.2 ms and the first look's 50 µs
+    assert 100.001 <= reached < 100.001 + 0.00006
+    before = spun.t
+    assert realtime_loop.wait_until(99.0) == pytest.approx(before + 0.0001)  # past: two looks, no sleep
+    assert len(spun.sleeps) == 1

@@ -187,6 +187,14 @@ class ControlClock:
         self._last_now_ns = max(self._last_now_ns, int(capped))
         return self._last_now_ns
 
+    def until_next_s(self, mono_s: float) -> float | None:
+        """Monotonic seconds from ``mono_s`` to the next tick's time (negative: past it); None before the first
+        sample or poll."""
+        now = self.now_ns(mono_s)
+        if now is None or self._next_ns is None:
+            return None
+        return (self._next_ns - now) * 1e-9 / self._rate
+
     def poll(self, mono_s: float) -> TickTiming:
         """Whether a tick is due at ``mono_s`` and how long to wait before polling again."""
         cfg = self.config
