@@ -50,6 +50,8 @@ from g1_teleop.sim.simulator import SimConfig, Simulator, parse_pushes
 from g1_teleop.sim.viewer import open_passive_viewer
 from g1_teleop.sim.wall_clock import WallClockFollower
 
+GRID_MARGIN_S = 0.0002  # real time: simulated time 0 this long before the physics timer's scheduled call
+
 
 class SimBridge(Node):
     """The simulator behind the topic contract: commands in, state and /clock out (see the module docstring)."""
@@ -80,7 +82,8 @@ class SimBridge(Node):
         self.hands = SimulatedHands(self, dex3, self.sim, self.warn) if dex3 else None
         self.commands_applied = 0
         self.commands_rejected = 0
-        self.wall_clock = WallClockFollower(cfg.realtime_factor, cfg.max_lag_s, time.monotonic())  # real time
+        self.wall_clock = WallClockFollower(cfg.realtime_factor, cfg.max_lag_s, cfg.physics_dt, time.monotonic())
+        self.on_grid = False  # real time: simulated time 0 put on the physics timer's grid (run_realtime)
 
         self.pub_joints = self.create_publisher(JointState, "joint_states", QOS_STATE)
         self.pub_imu = self.create_publisher(Imu, "imu", QOS_STATE)
@@ -106,7 +109,7 @@ class SimBridge(Node):
         if cfg.lockstep:
             self.create_timer(cfg.republish_period_s / 2, self.republish_if_waiting, clock=wall)
         else:
-            self.create_timer(cfg.physics_dt, self.run_realtime, clock=wall)
+            self.physics_timer = self.create_timer(cfg.physics_dt, self.run_realtime, clock=wall)
         if self.started:
             self.publish_state()
         self.get_logger().info(
@@ -166,11 +169,16 @@ class SimBridge(Node):
             self.publish_state()
 
     def run_realtime(self) -> None:
-        """Step until simulated time catches up with wall time (at most one control period per call); more than
-        max_lag_s behind, slip (sim.wall_clock)."""
-        if not self.started:
-            self.wall_clock.restart(time.monotonic())
-            self.republish_if_waiting()
+        """Take the physics steps that have ended by wall time (at most one control period per call); more than
+        max_lag_s behind, slip (sim.wall_clock). Until started, and at the first call once started, simulated time 0
+        is this call's scheduled time (rcl keeps a timer's calls on the grid of its first, however late one comes),
+        less GRID_MARGIN_S against rounding."""
+        if not (self.started and self.on_grid):
+            scheduled_s = time.monotonic() + self.physics_timer.time_until_next_call() * 1e-9 - self.cfg.physics_dt
+            self.wall_clock.restart(scheduled_s - GRID_MARGIN_S)
+            self.on_grid = self.started
+            if not self.started:
+                self.republish_if_waiting()
             return
         catch_up = self.wall_clock.catch_up(time.monotonic(), self.sim.stamp_ns)
         if catch_up.slip_s > 0.05:
@@ -180,14 +188,13 @@ class SimBridge(Node):
         if freshness != self.freshness:
             self._report(freshness)
         command = fallback_command(freshness, self.command, self.damping)
-        stepped = 0
-        while self.sim.stamp_ns < catch_up.target_ns and stepped < self.sim.config.decimation:
+        steps = catch_up.steps_due(self.sim.stamp_ns, self.sim.config.physics_dt_ns, self.sim.config.decimation)
+        for _ in range(steps):
             if freshness is Freshness.WAITING:
                 self.sim.step_still()
             else:
                 self.sim.step(command)
-            stepped += 1
-        if stepped:
+        if steps:
             self.publish_state()
 
     def _report(self, freshness: Freshness) -> None:
