@@ -166,7 +166,7 @@ class CpuStress:
 
     def __init__(self, workers: int, timeout_s: float) -> None:
         if shutil.which("stress-ng") is None:
-            raise RuntimeError("--stress needs stress-ng, which is not installed: install it: apt-get install "
+            raise RuntimeError("busy cores need stress-ng, which is not installed: install it: apt-get install "
                                "stress-ng")
         self.command = stress_command(workers, timeout_s)
         self._process: subprocess.Popen | None = None

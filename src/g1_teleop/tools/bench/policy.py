@@ -1,8 +1,9 @@
-"""`g1-teleop bench policy`: the 50 Hz lower-body step in closed loop, and the command period in the
-real-time graph."""
+"""`g1-teleop bench policy`: the 50 Hz lower-body step in closed loop, and the command period in real time: in the
+simulation graph and in the robot's graph (``real`` against the virtual robot), idle and with every core busy."""
 
 from __future__ import annotations
 
+import os
 import time
 
 import numpy as np
@@ -32,6 +33,8 @@ def _policy_step_times(robot, controller, ticks: int) -> tuple[list[float], floa
 
 
 POLICY_BENCH_DOMAIN_ID = 232  # the bench's own ROS domain: never a robot's (0), the tests' (1–200) nor lowcmd's
+ROBOT_DOMAIN_ID = 222  # the virtual robot's CycloneDDS domain, on lo: nor the other benches' (223–232)
+ROBOT_PRIORITY = 50  # the robot's graph at SCHED_FIFO under 50, as README's bringing up a robot (step 6) sets it
 
 
 TAKE_S = 0.1  # how often this process takes them
@@ -78,12 +81,71 @@ def _realtime_command_times(controller: str, seconds: float) -> dict[str, np.nda
     return {"written": kept[:, 0] * 1e-9, "received": kept[:, 1] * 1e-9, "stamp": kept[:, 2]}
 
 
+def _robot_write_times(controller: str, seconds: float, control_cpus: str, busy: bool) -> tuple[np.ndarray, int]:
+    """The robot's graph as README's bringing up a robot sets it (``real`` against the virtual robot on private
+    domains over lo: tools.virtual_graph; priorities under ``ROBOT_PRIORITY``; ``control_cpus`` kept for the command
+    chain, empty: none), brought to ACTIVE, the scenario playing; with ``busy``, stress-ng's CPU hogs beside it, one
+    per core this process may use (with ``control_cpus``, the cores left: as soak, they keep off the chain's). Each
+    joint_command's write time (the policy's, DDS source timestamp, s) over ``seconds`` after 2 s; and how many of
+    the graph's processes run at SCHED_FIFO (0: this user may not set it, the figures are normal scheduling's)."""
+    from g1_teleop.core.cpu_affinity import parse_cpu_list, usable_cpus
+    from g1_teleop.launching.graph_description import GraphError
+    from g1_teleop.launching.process_runner import GraphProcesses
+    from g1_teleop.ros.polled_subscription import command_reader
+    from g1_teleop.tools.soak import CpuStress, fifo_processes
+    from g1_teleop.tools.virtual_graph import GraphPriorities, Operator, VirtualGraphConfig, virtual_graph_nodes
+
+    cfg = VirtualGraphConfig(POLICY_BENCH_DOMAIN_ID, ROBOT_DOMAIN_ID, controller,
+                             priorities=GraphPriorities.under(ROBOT_PRIORITY), control_cpus=control_cpus)
+    own_cpus = os.sched_getaffinity(0)
+    free_cpus = usable_cpus() - parse_cpu_list(control_cpus) if control_cpus else own_cpus
+    try:
+        stress = CpuStress(len(free_cpus), seconds + 120.0) if busy else None
+        nodes = virtual_graph_nodes(cfg)
+    except (RuntimeError, GraphError) as exc:  # (stress-ng or taskset missing)
+        raise BenchError(str(exc)) from None
+    log: list[str] = []
+    graph = GraphProcesses(nodes, env=cfg.env, output=log.append)
+    os.sched_setaffinity(0, free_cpus)  # this process's reader and stress-ng off the chain's cores, as soak's
+    graph.start()
+    operator = Operator(graph, log, cfg.ros_domain_id, "_bench_policy")
+    try:
+        operator.wait_state("ZERO_TORQUE", 90.0)
+        operator.bring_up()
+        operator.call("xr_input/play")
+        if stress is not None:
+            stress.start()
+        reader = command_reader(operator.context, "_bench_policy_commands")
+        operator.spin_for(2.0)
+        reader.take_all()
+        written: list[int] = []
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            operator.spin_for(TAKE_S)
+            written.extend(info["source_timestamp"] for _, info in reader.take_all())
+        fifo = len(fifo_processes({name: graph.pid(name) for name in graph.alive()}))
+    except RuntimeError as exc:
+        raise BenchError(f"the robot's graph ({controller}): {exc}") from None
+    finally:
+        if stress is not None:
+            stress.stop()
+        graph.stop()
+        operator.close()
+        os.sched_setaffinity(0, own_cpus)
+    return np.array(written, dtype=float) * 1e-9, fifo
+
+
 def bench_policy(ticks: int = 1000, realtime_s: float = 10.0) -> dict[str, float]:
     """The 50 Hz policy step in closed loop with the simulator, for OpenWBT's squat policy (observation,
     inference, target) and the built-in controller (model update, leg IK, balance torques); then each in
-    the real-time graph: the period of joint_command as another process's middleware receives it, its jitter
-    (|period − 20 ms|) p99, and the same from the policy's write times and from the command stamps (the policy's
-    timer)."""
+    the real-time simulation graph: the period of joint_command as another process's middleware receives it, its
+    jitter (|period − 20 ms|) p99, and the same from the policy's write times and from the command stamps (the
+    policy's timer). Then the jitter of the write times in the robot's graph against the virtual robot
+    (``_robot_write_times``): ``{name}_robot[_pinned][_busy]_written_jitter_p99_ms``, ``_pinned`` with the last
+    core kept for the command chain (control_cpus, on a machine of 2 cores or more), ``_busy`` with every core this
+    process may use busy; ``robot_sched_fifo_processes``: the graph's processes at SCHED_FIFO (the fewest seen).
+    (This process reads at normal priority, the graph runs at SCHED_FIFO: its reception times would measure its own
+    wake-ups.)"""
     from g1_teleop.control.controller_factory import make_lower_body
     from g1_teleop.core.robot_description import load_robot
 
@@ -101,4 +163,15 @@ def bench_policy(ticks: int = 1000, realtime_s: float = 10.0) -> dict[str, float
             figures[f"{name}_realtime{prefix}_jitter_p99_ms"] = jitter_p99_ms(periods[kind], 0.02, digits=4)
         figures[f"{name}_realtime_commands"] = len(times["received"])
     figures["realtime_s"] = realtime_s
+    cpus = sorted(os.sched_getaffinity(0))
+    fifo = []
+    for name in controllers:
+        for pinned in ("", str(cpus[-1]))[:1 + (len(cpus) > 1)]:
+            for busy in (False, True):
+                written, fifo_count = _robot_write_times(name, realtime_s, pinned, busy)
+                key = f"{name}_robot{'_pinned' if pinned else ''}{'_busy' if busy else ''}"
+                figures[f"{key}_written_jitter_p99_ms"] = jitter_p99_ms(np.diff(written), 0.02, digits=4)
+                figures[f"{key}_commands"] = len(written)
+                fifo.append(fifo_count)
+    figures["robot_sched_fifo_processes"] = min(fifo)
     return figures
