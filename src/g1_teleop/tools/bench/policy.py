@@ -106,10 +106,10 @@ def _robot_write_times(controller: str, seconds: float, control_cpus: str, busy:
         raise BenchError(str(exc)) from None
     log: list[str] = []
     graph = GraphProcesses(nodes, env=cfg.env, output=log.append)
-    os.sched_setaffinity(0, free_cpus)  # this process's reader and stress-ng off the chain's cores, as soak's
-    graph.start()
     operator = Operator(graph, log, cfg.ros_domain_id, "_bench_policy")
+    os.sched_setaffinity(0, free_cpus)  # this process's reader and stress-ng off the chain's cores, as soak's
     try:
+        graph.start()
         operator.wait_state("ZERO_TORQUE", 90.0)
         operator.bring_up()
         operator.call("xr_input/play")
