@@ -246,6 +246,9 @@ def test_the_soak_keeps_the_chains_cores_as_the_graph_does():
     rest = cpu_list(usable - {int(kept)})
     assert nodes == {"virtual_robot": rest, "hw_bridge": rest, "policy": kept, "retarget": kept, "xr_input": kept,
                      "robot_state": rest}
+    # the tool beside the graph (its readers, stress-ng) runs with the graph's other processes
+    assert VirtualGraphConfig(229, 228, control_cpus=kept).other_cpus() == usable - {int(kept)}
+    assert VirtualGraphConfig(229, 228).other_cpus() == usable
     assert SoakConfig(duration_s=60, control_cpus=kept).control_cpus == kept
     with pytest.raises(ValueError, match=r"--control-cpus: '1,,2' is not a CPU list"):
         SoakConfig(duration_s=60, control_cpus="1,,2")

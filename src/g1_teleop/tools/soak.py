@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from g1_teleop.core.cpu_affinity import parse_cpu_list, usable_cpus
+from g1_teleop.core.cpu_affinity import parse_cpu_list
 from g1_teleop.tools.virtual_graph import GraphPriorities, Operator, VirtualGraphConfig, virtual_graph_nodes
 
 ROS_DOMAIN_ID = 229  # the soak's own domains: never a robot's (0), the tests' (1–200) or the benches' (230, 231);
@@ -230,8 +230,7 @@ def run_soak(cfg: SoakConfig, emit: Callable[[str], None] = print) -> dict:
                                    cfg.state_timeout_s, GraphPriorities.under(cfg.priority), cfg.control_cpus)
     log: list[str] = []
     nodes = virtual_graph_nodes(graph_cfg)
-    if cfg.control_cpus:  # this process's readers (and stress-ng) with the graph's other processes, off the chain's
-        os.sched_setaffinity(0, usable_cpus() - parse_cpu_list(cfg.control_cpus))
+    os.sched_setaffinity(0, graph_cfg.other_cpus())  # this process's readers and stress-ng off the chain's cores
     graph = GraphProcesses(nodes, env=graph_cfg.env, output=log.append)
     operator = Operator(graph, log, cfg.ros_domain_id, "soak")
     commands = _Arrivals()

@@ -66,6 +66,13 @@ class VirtualGraphConfig:
     priorities: GraphPriorities = GraphPriorities()
     control_cpus: str = ""
 
+    def other_cpus(self) -> frozenset[int]:
+        """The cores of the graph's processes outside the command chain, and of a tool beside it (its readers,
+        stress-ng): those ``control_cpus`` leaves, or all this process may use when it keeps none."""
+        from g1_teleop.core.cpu_affinity import parse_cpu_list, usable_cpus
+
+        return usable_cpus() - parse_cpu_list(self.control_cpus)
+
     @property
     def env(self) -> dict[str, str]:
         """The graph's environment: its ROS domain, discovery on this machine only."""

@@ -88,7 +88,6 @@ def _robot_write_times(controller: str, seconds: float, control_cpus: str, busy:
     per core this process may use (with ``control_cpus``, the cores left: as soak, they keep off the chain's). Each
     joint_command's write time (the policy's, DDS source timestamp, s) over ``seconds`` after 2 s; and how many of
     the graph's processes run at SCHED_FIFO (0: this user may not set it, the figures are normal scheduling's)."""
-    from g1_teleop.core.cpu_affinity import parse_cpu_list, usable_cpus
     from g1_teleop.launching.graph_description import GraphError
     from g1_teleop.launching.process_runner import GraphProcesses
     from g1_teleop.ros.polled_subscription import command_reader
@@ -97,17 +96,16 @@ def _robot_write_times(controller: str, seconds: float, control_cpus: str, busy:
 
     cfg = VirtualGraphConfig(POLICY_BENCH_DOMAIN_ID, ROBOT_DOMAIN_ID, controller,
                              priorities=GraphPriorities.under(ROBOT_PRIORITY), control_cpus=control_cpus)
-    own_cpus = os.sched_getaffinity(0)
-    free_cpus = usable_cpus() - parse_cpu_list(control_cpus) if control_cpus else own_cpus
+    own_cpus, other_cpus = os.sched_getaffinity(0), cfg.other_cpus()
     try:
-        stress = CpuStress(len(free_cpus), seconds + 120.0) if busy else None
+        stress = CpuStress(len(other_cpus), seconds + 120.0) if busy else None
         nodes = virtual_graph_nodes(cfg)
     except (RuntimeError, GraphError) as exc:  # (stress-ng or taskset missing)
         raise BenchError(str(exc)) from None
     log: list[str] = []
     graph = GraphProcesses(nodes, env=cfg.env, output=log.append)
     operator = Operator(graph, log, cfg.ros_domain_id, "_bench_policy")
-    os.sched_setaffinity(0, free_cpus)  # this process's reader and stress-ng off the chain's cores, as soak's
+    os.sched_setaffinity(0, other_cpus)  # this process's reader and stress-ng off the chain's cores, as soak's
     try:
         graph.start()
         operator.wait_state("ZERO_TORQUE", 90.0)
