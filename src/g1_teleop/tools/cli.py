@@ -234,15 +234,28 @@ def _cmd_latency(args: argparse.Namespace) -> int:
 
 def _cmd_bench(args: argparse.Namespace) -> int:
     from g1_teleop.tools.bench import benchmark
-    from g1_teleop.tools.bench.figures import BenchError
+    from g1_teleop.tools.bench.figures import BenchError, across_runs
 
-    try:
-        figures = benchmark(args.name)()
-    except BenchError as exc:
-        print(f"g1-teleop bench {args.name}: {exc}", file=sys.stderr)
-        return 1
+    runs: list[dict] = []
+    for n in range(1, args.runs + 1):
+        if args.runs > 1:
+            print(f"g1-teleop bench {args.name}: run {n} of {args.runs}", file=sys.stderr, flush=True)
+        try:
+            runs.append(benchmark(args.name)())
+        except BenchError as exc:
+            print(f"g1-teleop bench {args.name}{f' (run {n} of {args.runs})' if args.runs > 1 else ''}: {exc}",
+                  file=sys.stderr)
+            return 1
+    figures = runs[0] if args.runs == 1 else across_runs(runs)
     print(json.dumps(figures) if args.json else json.dumps(figures, indent=2))
     return 0
+
+
+def _positive_int(text: str) -> int:
+    """An argument that is a whole number ≥ 1."""
+    if not text.strip().isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of 1 or more, got {text!r}")
+    return int(text)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -441,6 +454,9 @@ def build_parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="run a benchmark and print its figures as JSON")
     bench.add_argument("name", choices=sorted(BENCHMARKS))
     bench.add_argument("--json", action="store_true", help="one JSON object on one line")
+    bench.add_argument("--runs", type=_positive_int, default=1, metavar="N",
+                       help="run it N times: each figure's median, min and max over the runs, and every run's "
+                            "figures (default 1: the run's figures alone)")
     bench.set_defaults(func=_cmd_bench)
     return parser
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 
@@ -23,3 +25,23 @@ def percentiles(prefix: str, samples_s: list[float], unit: str = "ms", digits: i
 def jitter_p99_ms(periods_s: np.ndarray, period_s: float, digits: int = 3) -> float:
     """The 99th percentile of |period − ``period_s``| (ms) of a loop's periods given in seconds."""
     return round(float(np.percentile(np.abs(np.asarray(periods_s) - period_s), 99)) * 1e3, digits)
+
+
+def across_runs(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Several runs of one benchmark as one result: ``runs`` (how many); ``median``, ``min`` and ``max`` of each
+    numeric figure every run gave (a goal is judged on the spread, not on one run: a 10 s real-time figure varies
+    several-fold from run to run on a shared machine); ``each``: every run's figures, in order."""
+    if not runs:
+        raise ValueError("across_runs needs at least one run")
+    names = [name for name, value in runs[0].items()
+             if all(_numeric(run.get(name)) for run in runs) and _numeric(value)]
+    values = {name: np.array([float(run[name]) for run in runs]) for name in names}
+    return {"runs": len(runs),
+            "median": {name: round(float(np.median(v)), 4) for name, v in values.items()},
+            "min": {name: float(v.min()) for name, v in values.items()},
+            "max": {name: float(v.max()) for name, v in values.items()},
+            "each": runs}
+
+
+def _numeric(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)

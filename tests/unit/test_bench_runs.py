@@ -1,0 +1,47 @@
+"""`g1-teleop bench NAME --runs N`: a benchmark repeated, judged on its spread (tools.bench.figures.across_runs)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from g1_teleop.tools.bench.figures import across_runs
+from g1_teleop.tools.cli import build_parser
+from g1_teleop.tools.cli import main as cli_main
+
+
+def test_median_min_and_max_of_each_numeric_figure_every_run_gave() -> None:
+    runs = [{"jitter_p99_ms": 0.9, "commands": 500, "backend": "onnx", "only_here": 1.0},
+            {"jitter_p99_ms": 6.9, "commands": 498, "backend": "onnx"},
+            {"jitter_p99_ms": 1.4, "commands": 500, "backend": "onnx"}]
+    result = across_runs(runs)
+    assert result["runs"] == 3
+    assert result["median"] == {"jitter_p99_ms": 1.4, "commands": 500.0}
+    assert result["min"] == {"jitter_p99_ms": 0.9, "commands": 498.0}
+    assert result["max"] == {"jitter_p99_ms": 6.9, "commands": 500.0}
+    assert result["each"] == runs  # every run kept, in order: none dropped
+
+
+def test_no_run_is_an_error() -> None:
+    with pytest.raises(ValueError, match="at least one run"):
+        across_runs([])
+
+
+@pytest.mark.parametrize("runs", ["0", "-1", "two"])
+def test_runs_must_be_a_whole_number_of_one_or_more(runs: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["bench", "sim", "--runs", runs])
+    assert "expected a whole number of 1 or more" in capsys.readouterr().err
+
+
+def test_a_benchmark_run_twice_reports_both_runs_and_their_spread(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli_main(["bench", "sim", "--runs", "2", "--json"]) == 0
+    captured = capsys.readouterr()
+    result = json.loads(captured.out)
+    assert result["runs"] == 2 and len(result["each"]) == 2
+    periods = [run["control_period_p50_ms"] for run in result["each"]]
+    assert result["min"]["control_period_p50_ms"] == min(periods)
+    assert result["max"]["control_period_p50_ms"] == max(periods)
+    assert result["median"]["periods"] == 1000
+    assert "run 1 of 2" in captured.err and "run 2 of 2" in captured.err
