@@ -8,7 +8,7 @@ from g1_teleop.launching.graph_description import GraphError, load_graph, proces
 from g1_teleop.launching.process_runner import container_command, node_command, params_document, process_command
 from g1_teleop.tools.cli import build_parser
 from g1_teleop.tools.soak import SoakConfig
-from g1_teleop.tools.virtual_graph import GraphPriorities, VirtualGraphConfig, virtual_graph_nodes
+from g1_teleop.tools.virtual_graph import GraphPriorities, VirtualGraphConfig, last_lines, virtual_graph_nodes
 
 
 def test_sim_graph_resolves_typed_arguments():
@@ -252,3 +252,12 @@ def test_the_soak_keeps_the_chains_cores_as_the_graph_does():
     assert SoakConfig(duration_s=60, control_cpus=kept).control_cpus == kept
     with pytest.raises(ValueError, match=r"--control-cpus: '1,,2' is not a CPU list"):
         SoakConfig(duration_s=60, control_cpus="1,,2")
+
+
+def test_a_nodes_last_lines_are_not_hidden_by_another_nodes_repeated_ones():
+    log = ["[policy       ] [WARN] no joint_states for 0.6 s: holding no command",
+           *["[hw_bridge    ] [WARN] activate from service refused: no valid joint_command"] * 30,
+           "[policy_helper] not the policy", "[runner] stopping the graph"]
+    assert last_lines(log, 5, "policy") == log[0]
+    assert last_lines(log, 2) == "\n".join(log[-2:])
+    assert last_lines(log, 3, "hw_bridge").count("activate from service refused") == 3

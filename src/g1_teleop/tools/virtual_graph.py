@@ -93,6 +93,13 @@ def virtual_graph_nodes(cfg: VirtualGraphConfig) -> list[NodeSpec]:
     return nodes
 
 
+def last_lines(log: list[str], count: int, node: str = "") -> str:
+    """The last ``count`` lines of a graph's output (GraphProcesses': each line prefixed ``[name]``); with ``node``,
+    that node's only (another node's repeated lines would hide them)."""
+    lines = [line for line in log if line.startswith(f"[{node} ") or line.startswith(f"[{node}]")] if node else log
+    return "\n".join(lines[-count:])
+
+
 class Operator:
     """This process's ROS node on the graph's domain: the bridge's state, its services, spinning while the graph is
     watched (a required node that exits, or a wait that times out, raises RuntimeError with the graph's last lines)."""
@@ -119,8 +126,8 @@ class Operator:
             if status.name.endswith("hw_bridge"):
                 self.bridge_state = status.message.split(":")[0]
 
-    def last_lines(self, count: int = 20) -> str:
-        return "\n".join(self.log[-count:])
+    def last_lines(self, count: int = 20, node: str = "") -> str:
+        return last_lines(self.log, count, node)
 
     def spin_until(self, condition: Callable[[], bool], timeout_s: float, what: str) -> None:
         """Spin until ``condition``; RuntimeError "{what} within {timeout_s} s" when it does not come."""
@@ -184,7 +191,7 @@ class Operator:
                                    f"{self.last_lines()}")
             if time.monotonic() > deadline:
                 raise RuntimeError(f"hw_bridge did not activate within {activate_timeout_s:g} s: {answer.message}; "
-                                   f"the graph's last lines:\n{self.last_lines()}")
+                                   f"the policy's last lines:\n{self.last_lines(node='policy')}")
             self.spin_for(0.2)
         self.wait_state("ACTIVE", 5.0)
 
