@@ -236,7 +236,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     from g1_teleop.tools.bench import benchmark
     from g1_teleop.tools.bench.figures import BenchError, across_runs
 
-    runs: list[dict] = []
+    runs: list[dict[str, float]] = []
     for n in range(1, args.runs + 1):
         if args.runs > 1:
             print(f"g1-teleop bench {args.name}: run {n} of {args.runs}", file=sys.stderr, flush=True)
