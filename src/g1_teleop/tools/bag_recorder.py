@@ -7,7 +7,10 @@ system clock) as publish time into a new bag folder (g1_teleop.core.rosbag), as 
 polled (ros.polled_subscription), emptied every ``DRAIN_PERIOD_S`` in the order the messages arrived: a callback
 cannot have the source timestamp on rclpy's EventsExecutor (ros.executor), and the arrival in its place put the
 recorder's own wake-ups into every latency measured from a bag (1–3 ms at p50 on 2 busy cores). With use_sim_time
-the log time is the simulated time at the drain (the arrival's, on the system clock). Latched topics
+the log time is the simulated time at the message's arrival: the last /clock message that arrived before it (the
+clock is recorded too), or, before the first or with /clock not recorded, the node's clock at the drain (which lags
+the graph by up to a drain: 3 control periods of a lockstep graph at 6× real time). On the system clock it is the
+arrival's. Latched topics
 (robot_description, /tf_static, teleop/mode, teleop/gains) are subscribed transient local, so a recorder that joins
 late still gets their last message. robot_description is recorded whatever topics are asked for: every bag says
 which robot it is of. Used by `g1-teleop record` and by the main job (the run directory's bag/). Topics that never
@@ -31,6 +34,7 @@ from rclpy.clock import ClockType
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import HistoryPolicy, QoSProfile
+from rclpy.serialization import deserialize_message
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import CompressedImage, Imu, JointState, Joy, TimeReference
 from std_msgs.msg import Float32, String
@@ -102,6 +106,7 @@ class BagRecorder(Node):
             raise ValueError(f"not topics of the graph: {unknown}; known: {sorted(GRAPH_TOPICS)}")
         self.writer = BagWriter(path)
         self.sim_time, self._log_ns = use_sim_time, 0
+        self._clock_topic, self._clock_ns = self.resolve_topic_name("/clock"), None  # the last /clock arrived (ns)
         # the subscriptions' node, in no executor; the process's arguments (remappings) are the recorder's only
         self._reader = Node(f"_{node_name}_taken", namespace=namespace, context=context, use_global_arguments=False,
                             start_parameter_services=False, enable_rosout=False)
@@ -118,12 +123,17 @@ class BagRecorder(Node):
     def drain(self) -> None:
         """Write the messages received since the last drain: each topic's in the order DDS gives them, the topics
         merged by reception time (a reliable topic's resent message arrives after later ones); on the system clock
-        the log times never go back, on a simulated one they are the clock's at the drain."""
+        the log times never go back, on a simulated one they follow /clock as it arrived (back too: a restart)."""
         now_ns, wall_ns = self.get_clock().now().nanoseconds, time.time_ns()
         per_topic = [[(info["received_timestamp"] or wall_ns, info["source_timestamp"], topic, msgtype, data)
                       for data, info in subscription.take_all()] for subscription, topic, msgtype in self._taken]
         for arrival_ns, source_ns, topic, msgtype, data in heapq.merge(*per_topic, key=lambda one: one[0]):
-            self._log_ns = now_ns if self.sim_time else max(self._log_ns, arrival_ns)
+            if not self.sim_time:
+                self._log_ns = max(self._log_ns, arrival_ns)
+            elif topic == self._clock_topic:
+                self._log_ns = self._clock_ns = stamp_ns(deserialize_message(data, Clock).clock)
+            else:
+                self._log_ns = now_ns if self._clock_ns is None else self._clock_ns
             self.writer.write(topic, msgtype, self._log_ns, data, source_ns or arrival_ns)
 
     def watch_episodes(self, buttons: EpisodeButtons, tell: Callable[[str], None]) -> None:
