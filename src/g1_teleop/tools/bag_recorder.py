@@ -130,9 +130,9 @@ class BagRecorder(Node):
         for arrival_ns, source_ns, topic, msgtype, data in heapq.merge(*per_topic, key=lambda one: one[0]):
             if not self.sim_time:
                 self._log_ns = max(self._log_ns, arrival_ns)
-            elif topic == self._clock_topic:
-                self._log_ns = self._clock_ns = stamp_ns(deserialize_message(data, Clock).clock)
             else:
+                if topic == self._clock_topic and (clock_ns := stamp_ns(deserialize_message(data, Clock).clock)) >= 0:
+                    self._clock_ns = clock_ns  # (a negative time, which any node can publish, is not a log time)
                 self._log_ns = now_ns if self._clock_ns is None else self._clock_ns
             self.writer.write(topic, msgtype, self._log_ns, data, source_ns or arrival_ns)
 
