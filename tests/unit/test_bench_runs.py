@@ -47,4 +47,4 @@ def test_a_benchmark_run_twice_reports_both_runs_and_their_spread(capsys: pytest
     assert result["min"]["control_period_p50_ms"] == min(periods)
     assert result["max"]["control_period_p50_ms"] == max(periods)
     assert result["median"]["periods"] == 1000
-    assert "run 1 of 2" in captured.err and "run 2 of 2" in captured.err
+    assert "(run 1 of 2)" in captured.err and "(run 2 of 2)" in captured.err

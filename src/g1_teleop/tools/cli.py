@@ -238,13 +238,13 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
     runs: list[dict[str, float]] = []
     for n in range(1, args.runs + 1):
+        which = f"g1-teleop bench {args.name}" + (f" (run {n} of {args.runs})" if args.runs > 1 else "")
         if args.runs > 1:
-            print(f"g1-teleop bench {args.name}: run {n} of {args.runs}", file=sys.stderr, flush=True)
+            print(which, file=sys.stderr, flush=True)
         try:
             runs.append(benchmark(args.name)())
         except BenchError as exc:
-            print(f"g1-teleop bench {args.name}{f' (run {n} of {args.runs})' if args.runs > 1 else ''}: {exc}",
-                  file=sys.stderr)
+            print(f"{which}: {exc}", file=sys.stderr)
             return 1
     figures = runs[0] if args.runs == 1 else across_runs(runs)
     print(json.dumps(figures) if args.json else json.dumps(figures, indent=2))

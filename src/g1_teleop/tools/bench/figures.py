@@ -33,8 +33,7 @@ def across_runs(runs: list[dict[str, Any]]) -> dict[str, Any]:
     several-fold from run to run on a shared machine); ``each``: every run's figures, in order."""
     if not runs:
         raise ValueError("across_runs needs at least one run")
-    names = [name for name, value in runs[0].items()
-             if all(_numeric(run.get(name)) for run in runs) and _numeric(value)]
+    names = [name for name in runs[0] if all(_numeric(run.get(name)) for run in runs)]
     values = {name: np.array([float(run[name]) for run in runs]) for name in names}
     return {"runs": len(runs),
             "median": {name: round(float(np.median(v)), 4) for name, v in values.items()},
