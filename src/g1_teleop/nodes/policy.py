@@ -15,7 +15,8 @@ LOCOMOTION: loco_config's policy; "hold": the default pose (STAND_HOLD; needs th
 (locomotion_arms).
 Lockstep: one command per joint_states stamp, once that stamp's IMU sample and arm target are in (at most
 sync_timeout_s once a first arm target has come). Real time: a tick every control_dt of the policy's own clock
-(control_clock: sim time followed from /clock, or the ROS clock) from the newest state, taken at the tick.
+(control_clock: sim time followed from /clock, or the ROS clock) from the newest state and arm target, taken at the
+tick.
 Joystick (Xbox layout): SQUAT: sticks raise/lower and lean; LOCOMOTION: vx/vy and turn (a fresh cmd_vel overrides;
 a fresh heading turns the robot as the operator turns); A → LOCOMOTION, B → SQUAT. The decisions live in
 g1_teleop.control: inputs (policy_inputs, state_checks), ticks (policy_step, control_clock), commands
@@ -56,7 +57,7 @@ from g1_teleop.ros.qos import QOS_COMMAND, QOS_LATCHED, QOS_SENSOR, QOS_STATE
 
 # On the ROS clock (a robot) the tick timer wakes this early and the tick waits for its time here: re-armed for each
 # tick, the EventsExecutor's timer fires 0.4 ms late p50 and 1.3–1.8 ms p99 on this project's 2-core machine, and
-# every tick's lateness is the command's. Woken early, it first takes the states received so far, so that the take at
+# every tick's lateness is the command's. Woken early, it first takes the inputs received so far, so that the take at
 # its time finds the code and data warm (tick → joint_command p50 1.3 → 0.8 ms here, OpenWBT, control_cpus). (On sim
 # time the simulator's physics steps fall on the tick instants: a tick held for its time there would hold them.)
 TICK_LEAD_S = 0.001
@@ -85,11 +86,12 @@ class Policy(Node):
         self.pub_trace = self.create_publisher(TimeReference, "teleop/trace", QOS_COMMAND)
         self.pub_mode = self.create_publisher(String, "teleop/mode", QOS_LATCHED)
         self.pub_gains = self.create_publisher(JointState, "teleop/gains", QOS_LATCHED)
-        # Real time: the newest state is taken at each tick (g1_teleop.ros.polled_subscription), not every 200 Hz one.
-        self.state_inputs = LatestInputs(self, polled=not cfg.lockstep)
-        self.state_inputs.subscribe(JointState, "joint_states", QOS_STATE, self.on_joint_states)
-        self.state_inputs.subscribe(Imu, "imu", QOS_STATE, self.on_imu)
-        self.create_subscription(JointState, "teleop/arm_target", self.on_arm_target, QOS_COMMAND)
+        # Real time: the newest state and arm target are taken at each tick (g1_teleop.ros.polled_subscription), not
+        # every 200 Hz state nor every operator sample (30–90 Hz): nothing wakes the process between its ticks.
+        self.tick_inputs = LatestInputs(self, polled=not cfg.lockstep)
+        self.tick_inputs.subscribe(JointState, "joint_states", QOS_STATE, self.on_joint_states)
+        self.tick_inputs.subscribe(Imu, "imu", QOS_STATE, self.on_imu)
+        self.tick_inputs.subscribe(JointState, "teleop/arm_target", QOS_COMMAND, self.on_arm_target)
         self.create_subscription(Joy, "joy", self.on_joy, QOS_SENSOR)
         self.create_subscription(Twist, "cmd_vel", self.on_cmd_vel, QOS_SENSOR)
         for topic, intake in (("squat_height", self.intake.squat_height), ("heading", self.intake.heading)):
@@ -140,9 +142,9 @@ class Policy(Node):
         self.take(self.intake.imu, imu_orientation_wxyz(msg), np.array([w.x, w.y, w.z]), stamp_ns(msg.header.stamp),
                   received_s, self.now_stamp_ns())
 
-    def on_arm_target(self, msg: JointState) -> None:
+    def on_arm_target(self, msg: JointState, received_s: float) -> None:
         self.take(self.intake.arm_target, msg.name, msg.position, msg.velocity, msg.effort,
-                  stamp_ns(msg.header.stamp), time.monotonic())
+                  stamp_ns(msg.header.stamp), received_s)
 
     def on_clock(self, msg: ClockMsg) -> None:
         relocks = self.clock.relocks
@@ -194,13 +196,13 @@ class Policy(Node):
             self.clock.put(self.get_clock().now().nanoseconds, now)
             ahead = self.clock.until_next_s(now)
             if ahead is not None and 0.0 < ahead <= lead_s:  # woken early: the tick starts at its time, not later
-                self.state_inputs.poll()  # the states so far (TICK_LEAD_S)
+                self.tick_inputs.poll()  # the inputs so far (TICK_LEAD_S)
                 now = wait_until(now + ahead)
         timing = self.clock.poll(now)
         self.tick_timer.timer_period_ns = max(1, round((timing.wait_s - lead_s) * 1e9))
         self.tick_timer.reset()
         if timing.due:
-            self.state_inputs.poll()
+            self.tick_inputs.poll()
             self.tick(timing.stamp_ns)
 
     def tick(self, clock_stamp_ns: int | None = None) -> None:

@@ -1,11 +1,11 @@
 """When retarget answers a joint state alone, in real time. ROS-free.
 
-Each operator sample (a wrist pair) is answered at once, with the newest joint state. The node also takes the newest
-joint state ``rate_hz`` times a second (a timer: g1_teleop.ros.polled_subscription) so that the IK's warm start
-follows the measured arms and the clutch holds, then homes, when the operator's samples stop; such a state is
-answered only when no operator sample came within ``SAMPLE_WINDOW`` periods (1 / ``rate_hz``): the samples keep the
-arm target fresh. Answering the 200 Hz joint states beside 60–90 Hz samples doubled the node's solves. Times: s, on
-one monotonic clock.
+Each operator sample (a wrist pair) is answered at once, with the joint state last taken (the node takes the newest
+after each answer). The node also takes the newest joint state ``rate_hz`` times a second (a timer:
+g1_teleop.ros.polled_subscription) so that the IK's warm start follows the measured arms and the clutch holds, then
+homes, when the operator's samples stop; such a state is answered only when no operator sample came within
+``SAMPLE_WINDOW`` periods (1 / ``rate_hz``): the samples keep the arm target fresh. Answering the 200 Hz joint states
+beside 60–90 Hz samples doubled the node's solves. Times: s, on one monotonic clock.
 """
 
 from __future__ import annotations
