@@ -55,11 +55,13 @@ from g1_teleop.ros.parameters import declare_config
 from g1_teleop.ros.polled_subscription import LatestInputs
 from g1_teleop.ros.qos import QOS_COMMAND, QOS_LATCHED, QOS_SENSOR, QOS_STATE
 
-# On the ROS clock (a robot) the tick timer wakes this early and the tick waits for its time here: re-armed for each
-# tick, the EventsExecutor's timer fires 0.4 ms late p50 and 1.3–1.8 ms p99 on this project's 2-core machine, and
-# every tick's lateness is the command's. Woken early, it first takes the inputs received so far, so that the take at
-# its time finds the code and data warm (tick → joint_command p50 1.3 → 0.8 ms here, OpenWBT, control_cpus). (On sim
-# time the simulator's physics steps fall on the tick instants: a tick held for its time there would hold them.)
+# The tick timer wakes this early and the tick waits for its time here: re-armed for each tick, the EventsExecutor's
+# timer fires 0.4 ms late p50 and 1.3–1.8 ms p99 on this project's 2-core machine, and every tick's lateness is the
+# command's. Woken early, it first takes the inputs received so far, so that the take at its time finds the code and
+# data warm (robot graph: tick → joint_command p50 1.3 → 0.8 ms here, OpenWBT, control_cpus). On sim time as well:
+# in the composed simulation graph (one thread) the early wake also gets the tick in before a callback that would
+# start in its last millisecond (an IK solve, ≈ 1 ms), and the wait holds no physics step (they come GRID_MARGIN_S
+# after the tick instants: nodes.sim_bridge); the tick's lateness p99 went from 2.3 to 0.8–1.3 ms here.
 TICK_LEAD_S = 0.001
 
 
@@ -191,15 +193,14 @@ class Policy(Node):
 
     def on_tick_timer(self) -> None:
         now = time.monotonic()
-        lead_s = 0.0 if self.sim_time else TICK_LEAD_S
         if not self.sim_time:  # the ROS clock is the source
             self.clock.put(self.get_clock().now().nanoseconds, now)
-            ahead = self.clock.until_next_s(now)
-            if ahead is not None and 0.0 < ahead <= lead_s:  # woken early: the tick starts at its time, not later
-                self.tick_inputs.poll()  # the inputs so far (TICK_LEAD_S)
-                now = wait_until(now + ahead)
+        ahead = self.clock.until_next_s(now)
+        if ahead is not None and 0.0 < ahead <= TICK_LEAD_S:  # woken early: the tick starts at its time, not later
+            self.tick_inputs.poll()  # the inputs so far
+            now = wait_until(now + ahead)
         timing = self.clock.poll(now)
-        self.tick_timer.timer_period_ns = max(1, round((timing.wait_s - lead_s) * 1e9))
+        self.tick_timer.timer_period_ns = max(1, round((timing.wait_s - TICK_LEAD_S) * 1e9))
         self.tick_timer.reset()
         if timing.due:
             self.tick_inputs.poll()
