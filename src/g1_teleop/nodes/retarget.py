@@ -13,9 +13,7 @@ position = target, effort = gravity feed-forward), stamped with the operator sam
 state's), and teleop/clutch (std_msgs/String, latched: disengaged, engaged, holding or homing).
 Lockstep: clutch auto answers once a control period's joint state and wrists are in; clutch operator answers each
 joint state at once, stamped with it (a headset sends at its own rate). Real time: the newest joint state is taken
-(ros.polled_subscription) after each wrist pair's answer, for the next one (taking it first cost the sample 0.2 ms
-p50, 0.5 ms p99), and state_solve_rate_hz times a second (retarget.state_answers): the warm start is at most a
-sample period or 1 / state_solve_rate_hz old."""
+(ros.polled_subscription) after each wrist pair's answer, for the next, and at state_solve_rate_hz (state_answers)."""
 
 from __future__ import annotations
 
