@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from rcl_interfaces.srv import GetParameters
+from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 from std_srvs.srv import Trigger
 
 from g1_teleop.tools.cli_node import CliNode, GraphUnreachable, cli_node
@@ -66,12 +69,57 @@ class TriggerClients:
             raise GraphUnreachable(
                 f"no server answers {name} within {timeout_s:g} s ({where}): is {service.server} running, in "
                 f"that namespace (--namespace) and with the same ROS_DOMAIN_ID?")
+        if not self._server_knows_this_client(name, timeout_s):
+            raise GraphUnreachable(f"the node serving {name} answered no parameter request within {timeout_s:g} s "
+                                   f"({where}): is {service.server} stalled, or the network to it losing most "
+                                   "packets? Its log says why.")
         future = client.call_async(Trigger.Request())
         if not self.session.spin_until(future.done, timeout_s):
             raise GraphUnreachable(f"the server of {name} gave no answer within {timeout_s:g} s ({where}): is "
                                    f"{service.server} stalled? Its log says why. (Across a lossy network an answer "
-                                   "to a client just started can be lost before the two have met: call again)")
+                                   "can still be lost: call again)")
         return self._answer(action, future.result())
+
+    def _server_knows_this_client(self, service: str, timeout_s: float) -> bool:
+        """Whether the server's process has discovered this node's reply readers (False: no sign of it in time).
+
+        A server sends an answer only to a reply reader it has discovered, and waits 100 ms for it (the reply
+        writer's max_blocking_time, rmw_fastrtps's send_response) before it drops the answer. Across a lossy link
+        the discovery of a new process's readers can come seconds after its request, which arrives at once: on the
+        two-hosts test's link (20 ms, 5 % loss) 10 of 45 new `call` processes never got their answer. A participant
+        announces its readers reliably and in order, so once the server's node answers on a reader made after the
+        clients of :meth:`__init__`, it knows theirs: its get_parameters (read-only, nothing asked) is asked every
+        0.5 s until it answers (then 1 of 100 lost). True without asking when the graph names no serving node.
+        """
+        deadline = time.monotonic() + timeout_s
+        while (host := self._server_node(service)) is None:
+            if time.monotonic() >= deadline:
+                return True
+            self.session.executor.spin_once(timeout_sec=0.05)
+        probe = self.session.node.create_client(GetParameters, f"{host}/get_parameters")
+        try:
+            while (left := deadline - time.monotonic()) > 0:
+                if not probe.wait_for_service(timeout_sec=left):
+                    return False
+                future = probe.call_async(GetParameters.Request())
+                if self.session.spin_until(future.done, min(0.5, deadline - time.monotonic())):
+                    return True
+                probe.remove_pending_request(future)
+            return False
+        finally:
+            self.session.node.destroy_client(probe)
+
+    def _server_node(self, service: str) -> str | None:
+        """The fully qualified name of a node that serves ``service`` (fully qualified), None if the graph has none."""
+        node = self.session.node
+        for name, namespace in node.get_node_names_and_namespaces():
+            try:
+                served = node.get_service_names_and_types_by_node(name, namespace)
+            except _rclpy.NodeNameNonExistentError:  # it left the graph meanwhile
+                continue
+            if any(served_name == service for served_name, _ in served):
+                return f"{namespace.rstrip('/')}/{name}"
+        return None
 
     def call_async(self, action: str, on_answer: Callable[[str], None]) -> None:
         """Call without waiting: ``on_answer`` gets the answer's line from the executor, or at once a line
