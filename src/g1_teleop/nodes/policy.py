@@ -60,9 +60,10 @@ from g1_teleop.ros.qos import QOS_COMMAND, QOS_LATCHED, QOS_SENSOR, QOS_STATE
 # command's. Woken early, it first takes the inputs received so far, so that the take at its time finds the code and
 # data warm (robot graph: tick → joint_command p50 1.3 → 0.8 ms here, OpenWBT, control_cpus). On sim time as well:
 # in the composed simulation graph (one thread) the early wake also gets the tick in before a callback that would
-# start in its last millisecond (an IK solve, ≈ 1 ms), and the wait holds no physics step (they come GRID_MARGIN_S
-# after the tick instants: nodes.sim_bridge). There, over a 12 s run, 586 of 593 wakes came before the tick's time;
-# the commands' written jitter p99 (bench policy) was lower in 7 of 8 interleaved pairs: 1.0–1.6 against 1.9–5.7 ms.
+# start in its last millisecond (an IK solve, ≈ 1 ms). There, over a 12 s run, 586 of 593 wakes came before the tick's
+# time; the commands' written jitter p99 (bench policy) was lower in 7 of 8 interleaved pairs: 1.0–1.6 against 1.9–5.7
+# ms. (A tick's instant there falls just after the physics step that publishes its time, as the clock follows
+# /clock's least delayed samples; on a machine twice as slow the wake mostly found that step running.)
 TICK_LEAD_S = 0.001
 
 
