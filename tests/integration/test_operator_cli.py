@@ -23,6 +23,7 @@ import rclpy
 from geometry_msgs.msg import Twist
 from rclpy.executors import SingleThreadedExecutor
 from sensor_msgs.msg import JointState
+from std_srvs.srv import Trigger
 
 from g1_teleop.launching.graph_description import load_graph
 from g1_teleop.launching.process_runner import GraphProcesses
@@ -115,6 +116,36 @@ def test_call_with_no_server_exits_2_within_its_timeout_with_what_to_check(graph
     elsewhere = g1_teleop("call", "squat", "--namespace", "/g1", "--timeout", "1")  # the graph has no namespace
     assert elsewhere.returncode == 2
     assert "no server answers /g1/teleop/squat within 1 s (namespace /g1, " in elsewhere.stderr
+
+
+def test_call_answers_from_a_server_without_parameter_services(graph_domain):
+    """`call` first asks the serving node's get_parameters, until it answers (service_call.py: across a lossy link,
+    a server drops answers to a client it has not discovered yet); a node without parameter services is called at
+    once instead of the call failing after its timeout."""
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=graph_domain)
+    server = rclpy.create_node("hw_bridge", context=context, start_parameter_services=False)
+
+    def estop(_request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        response.success, response.message = True, "damping"
+        return response
+
+    server.create_service(Trigger, "~/estop", estop)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(server)
+    spinner = threading.Thread(target=executor.spin, daemon=True)
+    spinner.start()
+    try:
+        start = time.monotonic()
+        answer = g1_teleop("call", "estop", "--timeout", "8")
+        elapsed = time.monotonic() - start
+    finally:
+        executor.shutdown()
+        spinner.join(timeout=2.0)
+        server.destroy_node()
+        context.try_shutdown()
+    assert (answer.returncode, answer.stdout) == (0, "/hw_bridge/estop: accepted: damping\n"), answer.stderr
+    assert elapsed < 8.0, f"{elapsed:.1f} s: it waited for a parameter service that is not there"
 
 
 def test_topic_echo_prints_reliable_best_effort_and_latched_topics(graph_domain, robot):

@@ -89,13 +89,17 @@ class TriggerClients:
         two-hosts test's link (20 ms, 5 % loss) 10 of 45 new `call` processes never got their answer. A participant
         announces its readers reliably and in order, so once the server's node answers on a reader made after the
         clients of :meth:`__init__`, it knows theirs: its get_parameters (read-only, nothing asked) is asked every
-        0.5 s until it answers (then 1 of 100 lost). True without asking when the graph names no serving node.
+        0.5 s until it answers (then 1 of 100 lost). True without asking when the graph names no serving node within
+        ``timeout_s``, or that node has no parameter services.
         """
         deadline = time.monotonic() + timeout_s
-        while (host := self._server_node(service)) is None:
+        while (served := self._server_node(service)) is None:
             if time.monotonic() >= deadline:
                 return True
             self.session.executor.spin_once(timeout_sec=0.05)
+        host, services = served
+        if f"{host}/get_parameters" not in services:
+            return True
         probe = self.session.node.create_client(GetParameters, f"{host}/get_parameters")
         try:
             while (left := deadline - time.monotonic()) > 0:
@@ -109,16 +113,17 @@ class TriggerClients:
         finally:
             self.session.node.destroy_client(probe)
 
-    def _server_node(self, service: str) -> str | None:
-        """The fully qualified name of a node that serves ``service`` (fully qualified), None if the graph has none."""
+    def _server_node(self, service: str) -> tuple[str, set[str]] | None:
+        """A node that serves ``service`` (fully qualified): its fully qualified name and the services it serves;
+        None if the graph has none."""
         node = self.session.node
         for name, namespace in node.get_node_names_and_namespaces():
             try:
-                served = node.get_service_names_and_types_by_node(name, namespace)
+                served = {served_name for served_name, _ in node.get_service_names_and_types_by_node(name, namespace)}
             except _rclpy.NodeNameNonExistentError:  # it left the graph meanwhile
                 continue
-            if any(served_name == service for served_name, _ in served):
-                return f"{namespace.rstrip('/')}/{name}"
+            if service in served:
+                return f"{namespace.rstrip('/')}/{name}", served
         return None
 
     def call_async(self, action: str, on_answer: Callable[[str], None]) -> None:
