@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+from g1_teleop.tools.bag_analysis import diagnostics_values, read_run_bag
 from support.checks import check_arm_slew, check_pelvis_above, check_recorded, check_wrist_tracking
 
 pytestmark = pytest.mark.integration
@@ -58,3 +59,10 @@ def test_sim_job_in_real_time(sim_job, fk):
     failures = (check_recorded(rec, min_sim_time_s=5.0) + check_wrist_tracking(rec, fk, max_p95_m=0.08, settle_s=1.0)
                 + check_arm_slew(rec, max_step_rad=0.01))
     assert not failures, "\n".join(failures)
+    # The policy's diagnostics say how its ticks kept time (the figures of its last window, in the run's bag).
+    ticks = diagnostics_values(read_run_bag(run.out / "bag"), "/policy")
+    assert int(ticks.get("ticks", 0)) > 0, ticks
+    for part in ("late", "take", "step"):
+        p50, p99, most = (float(ticks[f"tick_{part}_{stat}_ms"]) for stat in ("p50", "p99", "max"))
+        assert 0.0 <= p50 <= p99 <= most < 1000.0, ticks
+    assert float(ticks["tick_step_p50_ms"]) > 0.0 and 0 <= int(ticks["tick_late_wakes"]) <= int(ticks["ticks"])

@@ -43,6 +43,7 @@ from g1_teleop.control.controller_factory import make_lower_body
 from g1_teleop.control.policy_inputs import RefusedInput
 from g1_teleop.control.policy_settings import PolicyNodeConfig
 from g1_teleop.control.policy_step import PolicyStep
+from g1_teleop.control.tick_delays import TickDelays
 from g1_teleop.control.whole_body_target import WholeBodyTargetBuilder
 from g1_teleop.core.dex3_description import load_dex3
 from g1_teleop.core.modes import Mode
@@ -85,6 +86,7 @@ class Policy(Node):
         self.sim_time = bool(self.get_parameter("use_sim_time").value)
         self.last_command: JointState | None = None
         self.commands = 0
+        self.tick_delays = TickDelays()  # real time: how late each tick starts, its take and step (diagnostics)
 
         self.pub_command = self.create_publisher(JointState, "joint_command", QOS_COMMAND)
         self.pub_trace = self.create_publisher(TimeReference, "teleop/trace", QOS_COMMAND)
@@ -109,7 +111,7 @@ class Policy(Node):
         self.diagnostics = Diagnostics(self, lambda: {
             "mode": self.mode.value, "commands": self.commands, "refused_inputs": dict(self.warn.counts),
             "refused_clock": dict(self.clock.refused), "clock_relocks": self.clock.relocks,
-            "skipped_ticks": self.clock.skipped_ticks})
+            "skipped_ticks": self.clock.skipped_ticks, **self.tick_delays.values()})
         steady = Clock(clock_type=ClockType.STEADY_TIME)
         if cfg.lockstep:
             self.create_timer(0.05, self.on_sync_timeout, clock=steady)
@@ -194,7 +196,7 @@ class Policy(Node):
             self.tick()
 
     def on_tick_timer(self) -> None:
-        now = time.monotonic()
+        called_s = now = time.monotonic()
         if not self.sim_time:  # the ROS clock is the source
             self.clock.put(self.get_clock().now().nanoseconds, now)
         ahead = self.clock.until_next_s(now)
@@ -205,8 +207,13 @@ class Policy(Node):
         self.tick_timer.timer_period_ns = max(1, round((timing.wait_s - TICK_LEAD_S) * 1e9))
         self.tick_timer.reset()
         if timing.due:
+            start_s = time.monotonic()
             self.tick_inputs.poll()
+            taken_s = time.monotonic()
             self.tick(timing.stamp_ns)
+            if ahead is not None:  # (the tick's time: called_s + ahead)
+                self.tick_delays.record(start_s - called_s - ahead, taken_s - start_s, time.monotonic() - taken_s,
+                                        woke_late=ahead <= 0)
 
     def tick(self, clock_stamp_ns: int | None = None) -> None:
         """One command: lockstep, stamped with the state it answers; real time, with the tick's clock time."""
