@@ -37,5 +37,9 @@ def test_a_short_soak_reports_each_interval_and_nothing_trips(ros_domain):
         # 6 s at 50 Hz and at 500 Hz; on a loaded machine fewer, never none: a CI check on a machine ~2.5× slower
         # than the usual one counted 209 and 1370 (70 % and 46 %); a quarter of each is the floor
         assert interval["joint_command"]["count"] > 75 and interval["lowcmd"]["count"] > 750, interval
+        ticks = interval["policy_ticks"]  # the policy's worst window of the interval (its diagnostics)
+        assert set(ticks) == {"tick_late_p99_ms", "tick_late_max_ms", "tick_take_p99_ms", "tick_step_p99_ms"}, ticks
+        assert 0.0 <= ticks["tick_late_p99_ms"] <= ticks["tick_late_max_ms"] < 1000.0, ticks
+        assert ticks["tick_step_p99_ms"] > 0.0 and ticks["tick_take_p99_ms"] >= 0.0, ticks
     assert summary["safety_trips"] == 0 and summary["nodes_dead"] == [], summary
     assert set(summary["memory_growth_percent"]) == set(intervals[0]["rss_mb"])

@@ -13,6 +13,8 @@ each time it ends. Every ``interval_s`` it prints one line of figures of that in
 * ``lowcmd``: every LowCmd the bridge wrote (a probe on the robot's domain takes them from a reader 2 s deep
   between its spins: none is lost, as one listener call per LowCmd would lose some on a busy machine), the period p99
   between their write times (DDS source timestamps, ms) and ``misses`` (over 2 × 2 ms);
+* ``policy_ticks``: the worst window (about a second) of the policy's tick figures (its diagnostics): the p99 and
+  max of how late a tick started after its time, the p99 of its take of inputs and of its step and publish (ms);
 * ``trips``: safety transitions to DAMP since ACTIVE (goal 0), and the bridge's state (a ramp the bridge damped
   during bring-up, started again, is counted apart as ``bring_up_trips``);
 * ``sched_fifo``: the processes running at real-time priority (``--priority``);
@@ -255,7 +257,7 @@ def run_soak(cfg: SoakConfig, emit: Callable[[str], None] = print) -> dict:
         emit(f"soak: ACTIVE against the virtual robot, controller {cfg.controller}, scenario {cfg.scenario} "
              f"({scenario_s:g} s, on loop) for {cfg.duration_s:g} s{loaded}; a line every {cfg.interval_s:g} s")
         start = next_play = time.monotonic()
-        commands_taken.take_all(), lowcmd_reader.take_timed()  # (the figures are those of ACTIVE)
+        commands_taken.take_all(), lowcmd_reader.take_timed(), operator.take_policy_ticks()  # (those of ACTIVE)
         stress_cpu_s = 0.0
         while len(intervals) * cfg.interval_s < cfg.duration_s - 1e-9:
             now = time.monotonic()
@@ -273,6 +275,7 @@ def run_soak(cfg: SoakConfig, emit: Callable[[str], None] = print) -> dict:
                        "trip_lines": trips[-3:],
                        "joint_command": commands.take(COMMAND_PERIOD_S, 1.5),
                        "lowcmd": lowcmds.take(LOWCMD_PERIOD_S, 2.0),
+                       "policy_ticks": operator.take_policy_ticks(),
                        "load_1m": round(os.getloadavg()[0], 2),
                        "rss_mb": process_memory_mb(pids := {name: graph.pid(name) for name in graph.alive()}),
                        "sched_fifo": fifo_processes(pids)}

@@ -100,6 +100,9 @@ def last_lines(log: list[str], count: int, node: str = "") -> str:
     return "\n".join(lines[-count:])
 
 
+POLICY_TICK_FIGURES = ("tick_late_p99_ms", "tick_late_max_ms", "tick_take_p99_ms", "tick_step_p99_ms")
+
+
 class Operator:
     """This process's ROS node on the graph's domain: the bridge's state, its services, spinning while the graph is
     watched (a required node that exits, or a wait that times out, raises RuntimeError with the graph's last lines)."""
@@ -112,6 +115,7 @@ class Operator:
 
         self.graph, self.log = graph, log
         self.bridge_state = "none"  # hw_bridge's state from its diagnostics
+        self.policy_ticks: dict[str, float] = {}  # the policy's worst tick figures since taken (take_policy_ticks)
         self.context = rclpy.Context()
         rclpy.init(context=self.context, domain_id=ros_domain_id)
         self.node = rclpy.create_node(name, context=self.context)
@@ -125,6 +129,16 @@ class Operator:
         for status in msg.status:
             if status.name.endswith("hw_bridge"):
                 self.bridge_state = status.message.split(":")[0]
+            elif status.name.endswith("policy"):  # (a window's figures may come twice: the worst is kept)
+                for kv in status.values:
+                    if kv.key in POLICY_TICK_FIGURES:
+                        self.policy_ticks[kv.key] = max(float(kv.value), self.policy_ticks.get(kv.key, 0.0))
+
+    def take_policy_ticks(self) -> dict[str, float]:
+        """The worst of each of the policy's tick figures (ms, per diagnostics window: control/tick_delays.py) since
+        the last take."""
+        taken, self.policy_ticks = self.policy_ticks, {}
+        return taken
 
     def last_lines(self, count: int = 20, node: str = "") -> str:
         return last_lines(self.log, count, node)
