@@ -86,3 +86,42 @@ def test_the_asked_priority_and_cores_reach_every_thread(ros_domain, tmp_path):
         assert graph.check() is None
     finally:
         graph.stop()
+
+
+def test_the_simulated_control_chain_runs_at_its_priority_in_real_time_only(rclpy_context):
+    """sim.yaml's control_priority: in real time the composed control process (sim_bridge, policy, retarget,
+    xr_input) runs every thread at it and its commands flow (or, without the right, it says so once and runs on);
+    in lockstep, where the chain never sleeps, sim_bridge refuses to start with it and says why."""
+    from g1_teleop.ros.polled_subscription import command_reader
+
+    graph = load_graph("sim")
+    reader = command_reader(rclpy_context, "_priority_commands")
+    lines: list[str] = []
+    realtime = GraphProcesses(graph.resolve({"lockstep": "false", "control_priority": "30"}), output=lines.append)
+    realtime.start()
+    try:
+        commands, deadline = 0, time.monotonic() + 60.0
+        while commands < 50:  # 1 s of commands: the nodes spin, past their priority's setting
+            assert realtime.check() is None and time.monotonic() < deadline, "\n".join(lines[-20:])
+            time.sleep(0.1)
+            commands += len(reader.take_all())
+        if os.geteuid() == 0:
+            assert _priorities(realtime.pid("policy")) == {(os.SCHED_FIFO, 30)}, "\n".join(lines[-20:])
+            assert _locked_kb(realtime.pid("policy")) > 100_000
+        else:
+            assert sum("SCHED_FIFO" in line and "refused" in line for line in lines) == 1, "\n".join(lines[-20:])
+        assert _priorities(realtime.pid("robot_state")) == {(os.SCHED_OTHER, 0)}
+    finally:
+        realtime.stop()
+    lines.clear()
+    lockstep = GraphProcesses(graph.resolve({"control_priority": "30"}), output=lines.append)
+    lockstep.start()
+    try:
+        deadline = time.monotonic() + 60.0
+        while (failure := lockstep.check()) is None:
+            assert time.monotonic() < deadline, "\n".join(lines[-20:])
+            time.sleep(0.1)
+        assert "exited with code 2" in failure, failure
+        assert any("control_priority needs lockstep:=false" in line for line in lines), "\n".join(lines[-20:])
+    finally:
+        lockstep.stop()

@@ -146,6 +146,16 @@ def test_the_control_chain_shares_one_process_unless_compose_is_false(tmp_path):
     assert list(params_document(processes(graph.resolve())[1])) == ["/**"]
 
 
+def test_the_simulated_control_chain_takes_its_priority_as_one_process_a_live_devices_server_not():
+    graph = load_graph("sim")
+    assert [m.priority for m in processes(graph.resolve())[0]] == [0, 0, 0, 0]
+    for source, chain in (("scenario", 4), ("body", 4), ("webxr", 3)):
+        members = processes(graph.resolve({"lockstep": "false", "control_priority": "40", "source": source}))
+        assert [(len(m), m[0].priority) for m in members] == [(chain, 40), *[(1, 0)] * (len(members) - 1)], source
+    with pytest.raises(GraphError, match="control_priority:='high'"):
+        graph.resolve({"control_priority": "high"})
+
+
 def test_a_container_addresses_each_node_and_takes_ros_nodes_only(tmp_path):
     path = tmp_path / "g.yaml"
     path.write_text("arguments:\n  compose: {type: bool, default: 'true'}\n"
@@ -157,8 +167,12 @@ def test_a_container_addresses_each_node_and_takes_ros_nodes_only(tmp_path):
                                              "-r", "policy:__node:=p2", "-r", "p2:joint_states:=js"]
     assert [m.name for m in alone] == ["xr_input"]
     path.write_text("nodes:\n  - {executable: tools.virtual_robot, ros: false, container: c}\n")
-    with pytest.raises(GraphError, match=r"nodes\[0\] \(tools.virtual_robot\): only a ROS node at normal priority"):
+    with pytest.raises(GraphError, match=r"nodes\[0\] \(tools.virtual_robot\): only a ROS node can share"):
         load_graph(str(path))
+    path.write_text("nodes:\n  - {executable: policy, container: c, priority: 30}\n  - {executable: retarget, "
+                    "container: c}\n")
+    with pytest.raises(GraphError, match=r"container 'c': its nodes ask different priority \[30, 0\]"):
+        processes(load_graph(str(path)).resolve())
     path.write_text("nodes:\n  - {executable: policy, container: c, nice: 5}\n  - {executable: retarget, "
                     "container: c}\n")
     with pytest.raises(GraphError, match=r"container 'c': its nodes ask different nice \[5, 0\]"):

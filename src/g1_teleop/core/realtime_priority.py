@@ -50,12 +50,17 @@ def lock_memory(what: str) -> str | None:
             f"allow it with CAP_IPC_LOCK or a memlock limit (/etc/security/limits.conf: '<user> - memlock unlimited')")
 
 
+def fifo_requested() -> bool:
+    """Whether this process was started with a SCHED_FIFO priority asked (``SCHED_FIFO_ENV``, not 0)."""
+    return os.environ.get(SCHED_FIFO_ENV, "0") not in ("", "0")
+
+
 def fifo_from_environment(what: str) -> str | None:
     """Apply the priority ``SCHED_FIFO_ENV`` names, if any (a node calls this once constructed, before it spins);
     None when done or not asked, else the reason it was refused."""
-    text = os.environ.get(SCHED_FIFO_ENV, "")
-    if not text or text == "0":
+    if not fifo_requested():
         return None
+    text = os.environ[SCHED_FIFO_ENV]
     try:
         priority = int(text)
     except ValueError:

@@ -15,7 +15,8 @@ no cores off them (the runners start each process under ``taskset -c``), so that
 chain's code and data from those cores' caches between its ticks (g1_teleop.core.cpu_affinity); ``container: NAME``
 puts a ROS node in one process with the other nodes of that container, spun by one thread (g1_teleop.nodes.container),
 when the graph's ``compose`` argument is true (a graph without one: always): nodes whose work runs in sequence anyway
-then pass their messages within the process. ROS-free.
+then pass their messages within the process; the nodes of one container ask the same ``nice``, ``priority`` and
+``cpus`` (the process's). ROS-free.
 """
 
 from __future__ import annotations
@@ -242,9 +243,9 @@ def load_graph(name: str) -> Graph:
                     cpus=str(spec.get("cpus", "")),
                 )
             )
-            if nodes[-1].container and (not nodes[-1].ros or nodes[-1].priority != 0):
-                raise GraphError(f"{path}: nodes[{i}] ({nodes[-1].name}): only a ROS node at normal priority can "
-                                 f"share the process of container {nodes[-1].container!r}")
+            if nodes[-1].container and not nodes[-1].ros:
+                raise GraphError(f"{path}: nodes[{i}] ({nodes[-1].name}): only a ROS node can share the process of "
+                                 f"container {nodes[-1].container!r}")
             if not _ARG.search(nodes[-1].cpus):
                 try:
                     parse_cpu_list(nodes[-1].cpus)
@@ -277,7 +278,7 @@ def processes(nodes: Sequence[NodeSpec]) -> list[tuple[NodeSpec, ...]]:
     for node in nodes:
         groups.setdefault(node.container or f"\0{node.name}", []).append(node)
     for name, members in groups.items():
-        for what in ("nice", "cpus"):
+        for what in ("nice", "priority", "cpus"):
             if len({getattr(m, what) for m in members}) > 1:
                 raise GraphError(f"container {name!r}: its nodes ask different {what} "
                                  f"{[getattr(m, what) for m in members]}")

@@ -76,18 +76,20 @@ def graph_launch_description(graph_name: str) -> LaunchDescription:
             required = [m.name for m in members if m.required]
             on_exit = Shutdown(reason=f"required node {required[0]} exited") if required else None
             prefix = " ".join(process_prefix(spec)) or None
+            fifo_env = {SCHED_FIFO_ENV: str(spec.priority)} if spec.priority else None
             # Ctrl-C → SIGINT, then SIGTERM after this
             stopping = {"sigterm_timeout": str(max(m.stop_timeout_s for m in members))}
             if len(members) > 1:  # a container: its command line and params file as the pip runner makes them
                 params_file = Path(tempfile.mkdtemp(prefix="g1_teleop_launch_")) / f"{spec.container}.yaml"
                 params_file.write_text(yaml.safe_dump(params_document(members)))
                 actions.append(ExecuteProcess(cmd=container_command(members, params_file), name=spec.container,
-                                              output="screen", emulate_tty=True, on_exit=on_exit, **stopping))
+                                              output="screen", emulate_tty=True, on_exit=on_exit, prefix=prefix,
+                                              additional_env=fifo_env, **stopping))
             elif spec.ros:
                 actions.append(Node(package="g1_teleop", executable=spec.executable, name=spec.name,
                                     parameters=[spec.parameters], remappings=list(spec.remappings),
                                     output="screen", emulate_tty=True, on_exit=on_exit, prefix=prefix,
-                                    additional_env={SCHED_FIFO_ENV: str(spec.priority)} if spec.priority else None,
+                                    additional_env=fifo_env,
                                     **stopping))
             else:
                 actions.append(ExecuteProcess(cmd=[sys.executable, "-m", f"g1_teleop.{spec.executable}",

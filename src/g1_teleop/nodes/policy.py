@@ -57,15 +57,14 @@ from g1_teleop.ros.polled_subscription import LatestInputs
 from g1_teleop.ros.qos import QOS_COMMAND, QOS_LATCHED, QOS_SENSOR, QOS_STATE
 
 # The tick timer wakes this early and the tick waits for its time here: re-armed for each tick, the EventsExecutor's
-# timer fires 0.4 ms late p50 and 1.3–1.8 ms p99 on this project's 2-core machine, and every tick's lateness is the
+# timer fires 0.3–0.4 ms late p50 and 1.3–1.8 ms p99 on this project's 2-core machine, and every tick's lateness is the
 # command's. Woken early, it first takes the inputs received so far, so that the take at its time finds the code and
-# data warm (robot graph: tick → joint_command p50 1.3 → 0.8 ms here, OpenWBT, control_cpus). On sim time as well:
-# in the composed simulation graph (one thread) the early wake also gets the tick in before a callback that would
-# start in its last millisecond (an IK solve, ≈ 1 ms). There, over a 12 s run, 586 of 593 wakes came before the tick's
-# time; the commands' written jitter p99 (bench policy) was lower in 7 of 8 interleaved pairs: 1.0–1.6 against 1.9–5.7
-# ms. (A tick's instant there falls just after the physics step that publishes its time, as the clock follows
-# /clock's least delayed samples; on a machine twice as slow the wake mostly found that step running.)
-TICK_LEAD_S = 0.001
+# data warm. On sim time as well: in the composed simulation graph (one thread) a tick's instant falls just after the
+# physics timer's due time (the clock follows /clock's least delayed samples), so a wake planned 1 ms early met that
+# step in 21–151 of 500 ticks (traced, 2026-12-07) and waited for it; 2 ms early it precedes it and the step follows
+# the tick. Written jitter p99 (bench policy's simulation graph, control process at SCHED_FIFO), 2 against 1 ms:
+# median 0.61 (0.32–2.95, 10 runs) against 1.74 ms (0.66–4.53, 7); the robot graph's was no worse (README).
+TICK_LEAD_S = 0.002
 
 
 class Policy(Node):

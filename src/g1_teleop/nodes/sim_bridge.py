@@ -30,6 +30,7 @@ from g1_teleop.core.input_watchdog import Freshness, InputWatchdog, WatchdogTime
 from g1_teleop.core.joint_vector import JointIndex, MalformedJointMessage
 from g1_teleop.core.limits import CommandLimiter, JointCommand, JointLimits
 from g1_teleop.core.mujoco_model import build_mujoco_model
+from g1_teleop.core.realtime_priority import fifo_requested
 from g1_teleop.core.robot_description import load_robot
 from g1_teleop.ros.diagnostics import Diagnostics, WarnOnce
 from g1_teleop.ros.gains_topic import take_gains
@@ -59,6 +60,9 @@ class SimBridge(Node):
     def __init__(self) -> None:
         super().__init__("sim_bridge")
         cfg = self.cfg = declare_config(self, SimBridgeConfig)
+        if cfg.lockstep and fifo_requested():  # (the graph's control_priority)
+            raise ValueError("control_priority needs lockstep:=false: in lockstep the control process never sleeps, "
+                             "and at SCHED_FIFO it would keep a core from every normal process")
         robot = self.robot = load_robot(cfg.robot_config or None, cfg.model or None)
         dex3 = load_dex3() if cfg.dex3 else None
         if dex3 is not None and robot.model_is_mjcf:

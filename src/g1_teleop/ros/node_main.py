@@ -129,10 +129,11 @@ def run(node_factories: Callable[[], Node] | Sequence[Callable[[], Node]], args:
             node = factory()
             nodes.append(node)
             executor.add_node(node)
-            if (not_fifo := fifo_from_environment(node.get_name())) is not None:  # (its start-up at normal priority)
-                node.get_logger().warning(not_fifo)
             refusals.append(ClockRefusals(node))
             guard_time_source(node, refusals[-1])
+        names = ", ".join(node.get_name() for node in nodes)  # (the start-up at normal priority; once per process)
+        if (not_fifo := fifo_from_environment(names)) is not None:
+            nodes[0].get_logger().warning(not_fifo)
         spin(executor, stop, refusals[0])
     except (KeyboardInterrupt, ExternalShutdownException):
         pass

@@ -35,17 +35,19 @@ def _policy_step_times(robot, controller, ticks: int) -> tuple[list[float], floa
 POLICY_BENCH_DOMAIN_ID = 232  # the bench's own ROS domain: never a robot's (0), the tests' (1–200) nor lowcmd's
 ROBOT_DOMAIN_ID = 222  # the virtual robot's CycloneDDS domain, on lo: nor the other benches' (223–232)
 ROBOT_PRIORITY = 50  # the robot's graph at SCHED_FIFO under 50, as README's bringing up a robot (step 6) sets it
+SIM_PRIORITY = 40  # the simulation graph's control process: its control_priority as the README's timing section sets it
 
 
 TAKE_S = 0.1  # how often this process takes them
 
 
-def _realtime_command_times(controller: str, seconds: float) -> dict[str, np.ndarray]:
+def _realtime_command_times(controller: str, seconds: float, priority: int = 0) -> tuple[dict[str, np.ndarray], bool]:
     """The simulation graph in real time (as `g1-teleop sim` runs it: the composed control process and robot_state;
-    no gantry, the default scenario and policy folder) on a private domain: each joint_command's write time (the
-    policy's, DDS source timestamp), its reception time here (the middleware's, not this process's wake-up: the
-    commands are taken every ``TAKE_S`` from a reader 2 s deep) and its stamp (the policy's 50 Hz timer on the
-    simulator's clock), all in s, over ``seconds`` after a 2 s warm-up."""
+    no gantry, the default scenario and policy folder; ``priority``: its control_priority) on a private domain: each
+    joint_command's write time (the policy's, DDS source timestamp), its reception time here (the middleware's, not
+    this process's wake-up: the commands are taken every ``TAKE_S`` from a reader 2 s deep) and its stamp (the
+    policy's 50 Hz timer on the simulator's clock), all in s, over ``seconds`` after a 2 s warm-up; and whether the
+    control process ran at SCHED_FIFO."""
     import rclpy
 
     from g1_teleop.launching.graph_description import load_graph
@@ -55,12 +57,13 @@ def _realtime_command_times(controller: str, seconds: float) -> dict[str, np.nda
     env = {"ROS_DOMAIN_ID": str(POLICY_BENCH_DOMAIN_ID), "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}
     log: list[str] = []
     graph = GraphProcesses(load_graph("sim").resolve({"controller": controller, "lockstep": "false",
-                                                      "gantry": "false"}),
+                                                      "gantry": "false", "control_priority": str(priority)}),
                            env=env, output=log.append)
     context = rclpy.Context()
     rclpy.init(context=context, domain_id=POLICY_BENCH_DOMAIN_ID)
     reader = command_reader(context, "_bench_policy")
     times: list[tuple[int, int, float]] = []  # (written ns, received ns, stamp s)
+    fifo = False
     try:
         graph.start()
         deadline = time.monotonic() + 60.0
@@ -72,13 +75,14 @@ def _realtime_command_times(controller: str, seconds: float) -> dict[str, np.nda
             time.sleep(TAKE_S)
             times.extend((info["source_timestamp"], info["received_timestamp"],
                           msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9) for msg, info in reader.take_all())
+        fifo = os.sched_getscheduler(graph.pid("policy")) == os.SCHED_FIFO
     finally:
         graph.stop()
         context.try_shutdown()
     kept = np.array([t for t in times if (t[1] - times[0][1]) * 1e-9 >= 2.0], dtype=float)
     if not kept[:, 1].all():
         raise BenchError("the middleware gave no reception time for joint_command (rmw without received_timestamp)")
-    return {"written": kept[:, 0] * 1e-9, "received": kept[:, 1] * 1e-9, "stamp": kept[:, 2]}
+    return {"written": kept[:, 0] * 1e-9, "received": kept[:, 1] * 1e-9, "stamp": kept[:, 2]}, fifo
 
 
 def _robot_write_times(controller: str, seconds: float, control_cpus: str, busy: bool) -> tuple[np.ndarray, int]:
@@ -138,12 +142,14 @@ def bench_policy(ticks: int = 1000, realtime_s: float = 10.0) -> dict[str, float
     inference, target) and the built-in controller (model update, leg IK, balance torques); then each in
     the real-time simulation graph: the period of joint_command as another process's middleware receives it, its
     jitter (|period − 20 ms|) p99, and the same from the policy's write times and from the command stamps (the
-    policy's timer). Then the jitter of the write times in the robot's graph against the virtual robot
-    (``_robot_write_times``): ``{name}_robot[_pinned][_busy]_written_jitter_p99_ms``, ``_pinned`` with the last
-    core kept for the command chain (control_cpus, on a machine of 2 cores or more), ``_busy`` with every core this
-    process may use busy; ``robot_sched_fifo_processes``: the graph's processes at SCHED_FIFO (the fewest seen).
-    (This process reads at normal priority, the graph runs at SCHED_FIFO: its reception times would measure its own
-    wake-ups.)"""
+    policy's timer); the jitters again with the control process at SCHED_FIFO ``SIM_PRIORITY`` (``_realtime_fifo``;
+    ``sim_sched_fifo_processes``: 1 when it was, 0 when this user may not set it; this process, reading at normal
+    priority, then receives late: the written jitter is the figure). Then the jitter of the write times in the
+    robot's graph against the virtual robot (``_robot_write_times``):
+    ``{name}_robot[_pinned][_busy]_written_jitter_p99_ms``, ``_pinned`` with the last core kept for the command chain
+    (control_cpus, on a machine of 2 cores or more), ``_busy`` with every core this process may use busy;
+    ``robot_sched_fifo_processes``: the graph's processes at SCHED_FIFO (the fewest seen). (This process reads at
+    normal priority, the graph runs at SCHED_FIFO: its reception times would measure its own wake-ups.)"""
     from g1_teleop.control.controller_factory import make_lower_body
     from g1_teleop.core.robot_description import load_robot
 
@@ -153,14 +159,20 @@ def bench_policy(ticks: int = 1000, realtime_s: float = 10.0) -> dict[str, float
     for name, controller in controllers.items():
         samples, pelvis_z = _policy_step_times(robot, controller, ticks)
         figures.update({**percentiles(f"{name}_step", samples), f"{name}_pelvis_z_end_m": round(pelvis_z, 4)})
+    sim_fifo = []
     for name in controllers:
-        times = _realtime_command_times(name, realtime_s)
-        periods = {kind: np.diff(t) for kind, t in times.items()}
-        figures.update(percentiles(f"{name}_realtime_period", periods["received"]))
-        for kind, prefix in (("received", ""), ("written", "_written"), ("stamp", "_stamp")):
-            figures[f"{name}_realtime{prefix}_jitter_p99_ms"] = jitter_p99_ms(periods[kind], 0.02, digits=4)
-        figures[f"{name}_realtime_commands"] = len(times["received"])
+        for priority in (0, SIM_PRIORITY):
+            times, fifo_control = _realtime_command_times(name, realtime_s, priority)
+            periods = {kind: np.diff(t) for kind, t in times.items()}
+            key = f"{name}_realtime{'_fifo' if priority else ''}"
+            if not priority:
+                figures.update(percentiles(f"{key}_period", periods["received"]))
+            for kind, prefix in (("received", ""), ("written", "_written"), ("stamp", "_stamp")):
+                figures[f"{key}{prefix}_jitter_p99_ms"] = jitter_p99_ms(periods[kind], 0.02, digits=4)
+            figures[f"{key}_commands"] = len(times["received"])
+            sim_fifo += [int(fifo_control)] if priority else []
     figures["realtime_s"] = realtime_s
+    figures["sim_sched_fifo_processes"] = min(sim_fifo)
     cpus = sorted(os.sched_getaffinity(0))
     fifo = []
     for name in controllers:
