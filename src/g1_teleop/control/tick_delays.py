@@ -8,18 +8,23 @@ late wakes. Times: monotonic seconds.
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
+
+from g1_teleop.core.figure_window import FigureWindow
+
+DELAYS = ("tick_late", "tick_take", "tick_step")  # each with its p50, p99 and max: figure_key
+
+
+def figure_key(delay: str, statistic: str) -> str:
+    """The diagnostics key of one delay's statistic (``p50``, ``p99`` or ``max``), in ms."""
+    return f"{delay}_{statistic}_ms"
 
 
 class TickDelays:
     def __init__(self, window_s: float = 0.5) -> None:
-        self.window_s = window_s
+        self._window = FigureWindow(window_s)
         self._samples: list[tuple[float, float, float]] = []  # (late, take, step) s
         self._late_wakes = 0
-        self._mark_s = time.monotonic()
-        self._values: dict[str, object] = {}
 
     def record(self, late_s: float, take_s: float, step_s: float, woke_late: bool) -> None:
         """One tick: started ``late_s`` after its time, took its inputs in ``take_s`` and stepped and published in
@@ -29,15 +34,17 @@ class TickDelays:
 
     def values(self) -> dict[str, object]:
         """The figures of the last complete window of ticks (an earlier call within ``window_s`` repeats them)."""
-        now = time.monotonic()
-        if now - self._mark_s >= self.window_s and self._samples:
-            late, take, step = (np.asarray(column) * 1e3 for column in zip(*self._samples, strict=True))
-            figures: dict[str, object] = {"ticks": len(self._samples), "tick_late_wakes": self._late_wakes}
-            for name, ms in (("tick_late", late), ("tick_take", take), ("tick_step", step)):
-                p50, p99 = np.percentile(ms, [50, 99])
-                figures.update({f"{name}_p50_ms": round(float(p50), 2), f"{name}_p99_ms": round(float(p99), 2),
-                                f"{name}_max_ms": round(float(ms.max()), 2)})
-            self._values = figures
-            self._samples.clear()
-            self._late_wakes, self._mark_s = 0, now
-        return self._values
+        return self._window.values(self._close)
+
+    def _close(self, _elapsed_s: float) -> dict[str, object] | None:
+        if not self._samples:
+            return None
+        late, take, step = (np.asarray(column) * 1e3 for column in zip(*self._samples, strict=True))
+        figures: dict[str, object] = {"ticks": len(self._samples), "tick_late_wakes": self._late_wakes}
+        for name, ms in zip(DELAYS, (late, take, step), strict=True):
+            p50, p99 = np.percentile(ms, [50, 99])
+            figures.update({figure_key(name, statistic): round(float(value), 2)
+                            for statistic, value in (("p50", p50), ("p99", p99), ("max", ms.max()))})
+        self._samples.clear()
+        self._late_wakes = 0
+        return figures

@@ -12,6 +12,8 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.node import Node
 from std_msgs.msg import Header
 
+from g1_teleop.core.figure_window import FigureWindow
+
 
 class WarnOnce:
     """Logs a warning the first time each kind of problem appears (and counts every occurrence)."""
@@ -112,10 +114,10 @@ class ProcessFigures:
 
     def __init__(self, event: str) -> None:
         self._event = event
-        self._mark = (time.monotonic(), time.process_time())
+        self._window = FigureWindow()
+        self._cpu_mark_s = time.process_time()
         self._last_event_s: float | None = None
         self._gap_max_s = 0.0
-        self._values: dict[str, object] = {}
 
     def event(self, now_s: float) -> None:
         """One event at monotonic time ``now_s`` (s)."""
@@ -125,11 +127,11 @@ class ProcessFigures:
 
     def values(self) -> dict[str, object]:
         """The figures of the last complete window (an extra publication within 0.5 s repeats them)."""
-        now, cpu = time.monotonic(), time.process_time()
-        wall = now - self._mark[0]
-        if wall >= 0.5:
-            self._values = {"process_cpu_percent": round(100 * (cpu - self._mark[1]) / wall, 1),
-                            f"{self._event}_gap_max_ms": round(self._gap_max_s * 1e3, 1)}
-            self._gap_max_s = 0.0
-            self._mark = (now, cpu)
-        return self._values
+        return self._window.values(self._close)
+
+    def _close(self, elapsed_s: float) -> dict[str, object]:
+        cpu_s, self._cpu_mark_s = time.process_time() - self._cpu_mark_s, time.process_time()
+        figures = {"process_cpu_percent": round(100 * cpu_s / elapsed_s, 1),
+                   f"{self._event}_gap_max_ms": round(self._gap_max_s * 1e3, 1)}
+        self._gap_max_s = 0.0
+        return figures

@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from g1_teleop.control.tick_delays import DELAYS, figure_key
+
 if TYPE_CHECKING:
     from diagnostic_msgs.msg import DiagnosticArray
     from std_srvs.srv import Trigger
@@ -100,7 +102,9 @@ def last_lines(log: list[str], count: int, node: str = "") -> str:
     return "\n".join(lines[-count:])
 
 
-POLICY_TICK_FIGURES = ("tick_late_p99_ms", "tick_late_max_ms", "tick_take_p99_ms", "tick_step_p99_ms")
+_LATE, _TAKE, _STEP = DELAYS
+POLICY_TICK_FIGURES = (figure_key(_LATE, "p99"), figure_key(_LATE, "max"), figure_key(_TAKE, "p99"),
+                       figure_key(_STEP, "p99"))  # soak's line: the policy's worst window of each
 
 
 class Operator:
