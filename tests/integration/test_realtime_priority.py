@@ -2,7 +2,7 @@
 have started, with their memory locked: the virtual robot (``--priority``, as the graph's ``lowcmd_priority`` passes
 it) and a ROS node of the graph (a node's ``priority``, passed by the runner in G1_TELEOP_SCHED_FIFO and applied by
 node_main once the node is constructed); without the right to it (no CAP_SYS_NICE), each says why in one line and
-runs on. Cores from the start: a node that keeps some (``cpus``, as real.yaml's ``control_cpus`` gives the command
+runs on. Cores from the start: a node that keeps some (``cpus``, as the graphs' ``control_cpus`` give the command
 chain) runs on them only and a process that names none (here the virtual robot) on the cores left only (the pip
 runner starts each under ``taskset -c``)."""
 
@@ -88,16 +88,21 @@ def test_the_asked_priority_and_cores_reach_every_thread(ros_domain, tmp_path):
         graph.stop()
 
 
-def test_the_simulated_control_chain_runs_at_its_priority_in_real_time_only(rclpy_context):
-    """sim.yaml's control_priority: in real time the composed control process (sim_bridge, policy, retarget,
-    xr_input) runs every thread at it and its commands flow (or, without the right, it says so once and runs on);
-    in lockstep, where the chain never sleeps, sim_bridge refuses to start with it and says why."""
+def test_the_simulated_control_chain_runs_at_its_priority_in_real_time_only_and_on_its_cores(rclpy_context):
+    """sim.yaml's control_priority and control_cpus: in real time the composed control process (sim_bridge, policy,
+    retarget, xr_input) runs every thread at that priority and on the kept core, robot_state at normal scheduling
+    on the others, and the commands flow (without the right to the priority, it says so once and runs on); in
+    lockstep, where the chain never sleeps, sim_bridge refuses to start with the priority and says why."""
     from g1_teleop.ros.polled_subscription import command_reader
 
     graph = load_graph("sim")
     reader = command_reader(rclpy_context, "_priority_commands")
     lines: list[str] = []
-    realtime = GraphProcesses(graph.resolve({"lockstep": "false", "control_priority": "30"}), output=lines.append)
+    usable = usable_cpus()
+    kept = max(usable) if len(usable) > 1 else None  # (one core: none to keep apart, the priority only)
+    realtime = GraphProcesses(graph.resolve({"lockstep": "false", "control_priority": "30",
+                                             "control_cpus": "" if kept is None else str(kept)}),
+                              output=lines.append)
     realtime.start()
     try:
         commands, deadline = 0, time.monotonic() + 60.0
@@ -111,6 +116,9 @@ def test_the_simulated_control_chain_runs_at_its_priority_in_real_time_only(rclp
         else:
             assert sum("SCHED_FIFO" in line and "refused" in line for line in lines) == 1, "\n".join(lines[-20:])
         assert _priorities(realtime.pid("robot_state")) == {(os.SCHED_OTHER, 0)}
+        if kept is not None:  # every thread, DDS's and MuJoCo's included
+            assert _threads_cpus(realtime.pid("policy")) == {frozenset({kept})}, "\n".join(lines[-20:])
+            assert _threads_cpus(realtime.pid("robot_state")) == {usable - {kept}}, "\n".join(lines[-20:])
     finally:
         realtime.stop()
     lines.clear()

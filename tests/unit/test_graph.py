@@ -156,6 +156,23 @@ def test_the_simulated_control_chain_takes_its_priority_as_one_process_a_live_de
         graph.resolve({"control_priority": "high"})
 
 
+def test_the_simulated_control_chain_keeps_its_cores_as_one_process_every_other_process_keeps_off_them():
+    graph = load_graph("sim")
+    usable = frozenset({0, 1, 2, 3})
+    assert {n.cpus for n in graph.resolve({}, usable)} == {""}  # any core unless asked
+    kept = graph.resolve({"control_cpus": "3", "dex3": "true", "record": "bag"}, usable)
+    assert {n.name: n.cpus for n in kept} == {"sim_bridge": "3", "policy": "3", "retarget": "3", "xr_input": "3",
+                                              "robot_state": "0-2", "recorder": "0-2", "hand_retarget": "0-2"}
+    assert [(len(m), m[0].cpus) for m in processes(kept)] == [(4, "3"), *[(1, "0-2")] * 3]  # the chain: one process
+    # in real time a live device's server has a process of its own, off the chain's cores
+    live = graph.resolve({"control_cpus": "2-3", "lockstep": "false", "source": "webxr"}, usable)
+    assert {n.name: n.cpus for n in live} == {"sim_bridge": "2-3", "policy": "2-3", "retarget": "2-3",
+                                              "xr_input": "0-1", "robot_state": "0-1"}
+    with pytest.raises(GraphError, match=r"keep every usable core \(0-3\) for \['policy', 'retarget', 'sim_bridge', "
+                                         r"'xr_input'\]: leave at least one core"):
+        graph.resolve({"control_cpus": "0-3"}, usable)
+
+
 def test_a_container_addresses_each_node_and_takes_ros_nodes_only(tmp_path):
     path = tmp_path / "g.yaml"
     path.write_text("arguments:\n  compose: {type: bool, default: 'true'}\n"

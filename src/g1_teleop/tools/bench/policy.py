@@ -41,15 +41,18 @@ SIM_PRIORITY = 40  # the simulation graph's control process: its control_priorit
 TAKE_S = 0.1  # how often this process takes them
 
 
-def _realtime_command_times(controller: str, seconds: float, priority: int = 0) -> tuple[dict[str, np.ndarray], bool]:
+def _realtime_command_times(controller: str, seconds: float, priority: int = 0,
+                            control_cpus: str = "") -> tuple[dict[str, np.ndarray], bool]:
     """The simulation graph in real time (as `g1-teleop sim` runs it: the composed control process and robot_state;
-    no gantry, the default scenario and policy folder; ``priority``: its control_priority) on a private domain: each
-    joint_command's write time (the policy's, DDS source timestamp), its reception time here (the middleware's, not
-    this process's wake-up: the commands are taken every ``TAKE_S`` from a reader 2 s deep) and its stamp (the
-    policy's 50 Hz timer on the simulator's clock), all in s, over ``seconds`` after a 2 s warm-up; and whether the
-    control process ran at SCHED_FIFO."""
+    no gantry, the default scenario and policy folder; ``priority``, ``control_cpus``: its control_priority and
+    control_cpus; with cores kept, this process's reader runs on the others, as the graph's other processes) on a
+    private domain: each joint_command's write time (the policy's, DDS source timestamp), its reception time here
+    (the middleware's, not this process's wake-up: the commands are taken every ``TAKE_S`` from a reader 2 s deep)
+    and its stamp (the policy's 50 Hz timer on the simulator's clock), all in s, over ``seconds`` after a 2 s
+    warm-up; and whether the control process ran at SCHED_FIFO."""
     import rclpy
 
+    from g1_teleop.core.cpu_affinity import parse_cpu_list
     from g1_teleop.launching.graph_description import load_graph
     from g1_teleop.launching.process_runner import GraphProcesses
     from g1_teleop.ros.polled_subscription import command_reader
@@ -57,8 +60,11 @@ def _realtime_command_times(controller: str, seconds: float, priority: int = 0) 
     env = {"ROS_DOMAIN_ID": str(POLICY_BENCH_DOMAIN_ID), "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}
     log: list[str] = []
     graph = GraphProcesses(load_graph("sim").resolve({"controller": controller, "lockstep": "false",
-                                                      "gantry": "false", "control_priority": str(priority)}),
+                                                      "gantry": "false", "control_priority": str(priority),
+                                                      "control_cpus": control_cpus}),
                            env=env, output=log.append)
+    own_cpus = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, own_cpus - parse_cpu_list(control_cpus))  # (before the reader's DDS threads start)
     context = rclpy.Context()
     rclpy.init(context=context, domain_id=POLICY_BENCH_DOMAIN_ID)
     reader = command_reader(context, "_bench_policy")
@@ -79,6 +85,7 @@ def _realtime_command_times(controller: str, seconds: float, priority: int = 0) 
     finally:
         graph.stop()
         context.try_shutdown()
+        os.sched_setaffinity(0, own_cpus)
     kept = np.array([t for t in times if (t[1] - times[0][1]) * 1e-9 >= 2.0], dtype=float)
     if not kept[:, 1].all():
         raise BenchError("the middleware gave no reception time for joint_command (rmw without received_timestamp)")
@@ -144,8 +151,9 @@ def bench_policy(ticks: int = 1000, realtime_s: float = 10.0) -> dict[str, float
     jitter (|period − 20 ms|) p99, and the same from the policy's write times and from the command stamps (the
     policy's timer); the jitters again with the control process at SCHED_FIFO ``SIM_PRIORITY`` (``_realtime_fifo``;
     ``sim_sched_fifo_processes``: 1 when it was, 0 when this user may not set it; this process, reading at normal
-    priority, then receives late: the written jitter is the figure). Then the jitter of the write times in the
-    robot's graph against the virtual robot (``_robot_write_times``):
+    priority, then receives late: the written jitter is the figure), and at normal scheduling with the last core
+    kept for the control process (control_cpus, on a machine of 2 cores or more: ``_realtime_pinned``). Then the
+    jitter of the write times in the robot's graph against the virtual robot (``_robot_write_times``):
     ``{name}_robot[_pinned][_busy]_written_jitter_p99_ms``, ``_pinned`` with the last core kept for the command chain
     (control_cpus, on a machine of 2 cores or more), ``_busy`` with every core this process may use busy;
     ``robot_sched_fifo_processes``: the graph's processes at SCHED_FIFO (the fewest seen). (This process reads at
@@ -160,12 +168,14 @@ def bench_policy(ticks: int = 1000, realtime_s: float = 10.0) -> dict[str, float
         samples, pelvis_z = _policy_step_times(robot, controller, ticks)
         figures.update({**percentiles(f"{name}_step", samples), f"{name}_pelvis_z_end_m": round(pelvis_z, 4)})
     sim_fifo = []
+    cpus = sorted(os.sched_getaffinity(0))
+    kept = [str(cpus[-1])] if len(cpus) > 1 else []
     for name in controllers:
-        for priority in (0, SIM_PRIORITY):
-            times, fifo_control = _realtime_command_times(name, realtime_s, priority)
+        for priority, pinned in ((0, ""), (SIM_PRIORITY, ""), *[(0, core) for core in kept]):
+            times, fifo_control = _realtime_command_times(name, realtime_s, priority, pinned)
             periods = {kind: np.diff(t) for kind, t in times.items()}
-            key = f"{name}_realtime{'_fifo' if priority else ''}"
-            if not priority:
+            key = f"{name}_realtime{'_fifo' if priority else ''}{'_pinned' if pinned else ''}"
+            if not priority and not pinned:
                 figures.update(percentiles(f"{key}_period", periods["received"]))
             for kind, prefix in (("received", ""), ("written", "_written"), ("stamp", "_stamp")):
                 figures[f"{key}{prefix}_jitter_p99_ms"] = jitter_p99_ms(periods[kind], 0.02, digits=4)
@@ -173,10 +183,9 @@ def bench_policy(ticks: int = 1000, realtime_s: float = 10.0) -> dict[str, float
             sim_fifo += [int(fifo_control)] if priority else []
     figures["realtime_s"] = realtime_s
     figures["sim_sched_fifo_processes"] = min(sim_fifo)
-    cpus = sorted(os.sched_getaffinity(0))
     fifo = []
     for name in controllers:
-        for pinned in ("", str(cpus[-1]))[:1 + (len(cpus) > 1)]:
+        for pinned in ("", *kept):
             for busy in (False, True):
                 written, fifo_count = _robot_write_times(name, realtime_s, pinned, busy)
                 key = f"{name}_robot{'_pinned' if pinned else ''}{'_busy' if busy else ''}"
