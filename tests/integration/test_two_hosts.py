@@ -126,10 +126,11 @@ def test_operator_and_robot_on_two_hosts(hosts, ros_domain, tmp_path, robot, fk)
             # xr_input's service, across the link. A new client's answer can be lost there: the server drops it when
             # it has not yet discovered the client's reply reader. `call` waits until it has (service_call.py: 10 of
             # 45 answers lost without, 1 of 100 with); an operator calls again, as the error says, and so does this
-            # test, once (play restarts the scenario: calling it twice is harmless).
+            # test, once (play restarts the scenario: calling it twice is harmless). Once in CI (ci34) the server did
+            # not discover the new client's readers within the 10 s of `call`'s own wait either: called again too.
             for _ in range(2):
                 played = on_robot("call", "play", "--timeout", "10")
-                if "gave no answer" not in played.stderr:
+                if not any(lost in played.stderr for lost in ("gave no answer", "answered no parameter request")):
                     break
             assert played.returncode == 0, f"{played.stdout}{played.stderr}\n{log()}"
             bag = tmp_path / f"robot_side_{bring_ups}"  # what reaches the robot's side, while latency listens

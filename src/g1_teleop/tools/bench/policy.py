@@ -63,14 +63,14 @@ def _realtime_command_times(controller: str, seconds: float, priority: int = 0,
                                                       "gantry": "false", "control_priority": str(priority),
                                                       "control_cpus": control_cpus}),
                            env=env, output=log.append)
-    own_cpus = os.sched_getaffinity(0)
-    os.sched_setaffinity(0, own_cpus - parse_cpu_list(control_cpus))  # (before the reader's DDS threads start)
     context = rclpy.Context()
-    rclpy.init(context=context, domain_id=POLICY_BENCH_DOMAIN_ID)
-    reader = command_reader(context, "_bench_policy")
     times: list[tuple[int, int, float]] = []  # (written ns, received ns, stamp s)
     fifo = False
+    own_cpus = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, own_cpus - parse_cpu_list(control_cpus))  # (before the reader's DDS threads start)
     try:
+        rclpy.init(context=context, domain_id=POLICY_BENCH_DOMAIN_ID)
+        reader = command_reader(context, "_bench_policy")
         graph.start()
         deadline = time.monotonic() + 60.0
         while not times or (times[-1][1] - times[0][1]) * 1e-9 < 2.0 + seconds:
