@@ -130,8 +130,8 @@ class ProcessFigures:
         return self._window.values(self._close)
 
     def _close(self, elapsed_s: float) -> dict[str, object]:
-        cpu_s, self._cpu_mark_s = time.process_time() - self._cpu_mark_s, time.process_time()
-        figures = {"process_cpu_percent": round(100 * cpu_s / elapsed_s, 1),
+        cpu_mark_s, self._cpu_mark_s = self._cpu_mark_s, time.process_time()
+        figures = {"process_cpu_percent": round(100 * (self._cpu_mark_s - cpu_mark_s) / elapsed_s, 1),
                    f"{self._event}_gap_max_ms": round(self._gap_max_s * 1e3, 1)}
         self._gap_max_s = 0.0
         return figures

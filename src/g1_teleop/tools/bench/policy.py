@@ -3,8 +3,10 @@ simulation graph and in the robot's graph (``real`` against the virtual robot), 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -41,6 +43,21 @@ SIM_PRIORITY = 40  # the simulation graph's control process: its control_priorit
 TAKE_S = 0.1  # how often this process takes them
 
 
+@contextlib.contextmanager
+def _off_kept_cores(control_cpus: str) -> Iterator[None]:
+    """This process off the cores kept for the command chain (``control_cpus``, a CPU list; empty: none) while in
+    the block, as the graph's other processes: the threads it starts meanwhile (its readers' DDS threads, stress-ng)
+    keep off them too. Its own cores again after."""
+    from g1_teleop.core.cpu_affinity import parse_cpu_list
+
+    own_cpus = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, own_cpus - parse_cpu_list(control_cpus))
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, own_cpus)
+
+
 def _realtime_command_times(controller: str, seconds: float, priority: int = 0,
                             control_cpus: str = "") -> tuple[dict[str, np.ndarray], bool]:
     """The simulation graph in real time (as `g1-teleop sim` runs it: the composed control process and robot_state;
@@ -52,9 +69,9 @@ def _realtime_command_times(controller: str, seconds: float, priority: int = 0,
     warm-up; and whether the control process ran at SCHED_FIFO."""
     import rclpy
 
-    from g1_teleop.core.cpu_affinity import parse_cpu_list
     from g1_teleop.launching.graph_description import load_graph
     from g1_teleop.launching.process_runner import GraphProcesses
+    from g1_teleop.ros.messages import stamp_s
     from g1_teleop.ros.polled_subscription import command_reader
 
     env = {"ROS_DOMAIN_ID": str(POLICY_BENCH_DOMAIN_ID), "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}
@@ -65,27 +82,25 @@ def _realtime_command_times(controller: str, seconds: float, priority: int = 0,
                            env=env, output=log.append)
     context = rclpy.Context()
     times: list[tuple[int, int, float]] = []  # (written ns, received ns, stamp s)
-    fifo = False
-    own_cpus = os.sched_getaffinity(0)
-    os.sched_setaffinity(0, own_cpus - parse_cpu_list(control_cpus))  # (before the reader's DDS threads start)
-    try:
-        rclpy.init(context=context, domain_id=POLICY_BENCH_DOMAIN_ID)
-        reader = command_reader(context, "_bench_policy")
-        graph.start()
-        deadline = time.monotonic() + 60.0
-        while not times or (times[-1][1] - times[0][1]) * 1e-9 < 2.0 + seconds:
-            if (failure := graph.check()) is not None:
-                raise BenchError(f"{failure}: " + "\n".join(log[-10:]))
-            if time.monotonic() > deadline + seconds:
-                raise BenchError(f"no joint_command from the real-time graph ({controller}): " + "\n".join(log[-10:]))
-            time.sleep(TAKE_S)
-            times.extend((info["source_timestamp"], info["received_timestamp"],
-                          msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9) for msg, info in reader.take_all())
-        fifo = os.sched_getscheduler(graph.pid("policy")) == os.SCHED_FIFO
-    finally:
-        graph.stop()
-        context.try_shutdown()
-        os.sched_setaffinity(0, own_cpus)
+    with _off_kept_cores(control_cpus):  # (before the reader's DDS threads start)
+        try:
+            rclpy.init(context=context, domain_id=POLICY_BENCH_DOMAIN_ID)
+            reader = command_reader(context, "_bench_policy")
+            graph.start()
+            deadline = time.monotonic() + 60.0
+            while not times or (times[-1][1] - times[0][1]) * 1e-9 < 2.0 + seconds:
+                if (failure := graph.check()) is not None:
+                    raise BenchError(f"{failure}: " + "\n".join(log[-10:]))
+                if time.monotonic() > deadline + seconds:
+                    raise BenchError(f"no joint_command from the real-time graph ({controller}): "
+                                     + "\n".join(log[-10:]))
+                time.sleep(TAKE_S)
+                times.extend((info["source_timestamp"], info["received_timestamp"], stamp_s(msg.header.stamp))
+                             for msg, info in reader.take_all())
+            fifo = os.sched_getscheduler(graph.pid("policy")) == os.SCHED_FIFO
+        finally:
+            graph.stop()
+            context.try_shutdown()
     kept = np.array([t for t in times if (t[1] - times[0][1]) * 1e-9 >= 2.0], dtype=float)
     if not kept[:, 1].all():
         raise BenchError("the middleware gave no reception time for joint_command (rmw without received_timestamp)")
@@ -107,7 +122,7 @@ def _robot_write_times(controller: str, seconds: float, control_cpus: str, busy:
 
     cfg = VirtualGraphConfig(POLICY_BENCH_DOMAIN_ID, ROBOT_DOMAIN_ID, controller,
                              priorities=GraphPriorities.under(ROBOT_PRIORITY), control_cpus=control_cpus)
-    own_cpus, other_cpus = os.sched_getaffinity(0), cfg.other_cpus()
+    other_cpus = cfg.other_cpus()
     try:
         stress = CpuStress(len(other_cpus), seconds + 120.0) if busy else None
         nodes = virtual_graph_nodes(cfg)
@@ -116,31 +131,30 @@ def _robot_write_times(controller: str, seconds: float, control_cpus: str, busy:
     log: list[str] = []
     graph = GraphProcesses(nodes, env=cfg.env, output=log.append)
     operator = Operator(graph, log, cfg.ros_domain_id, "_bench_policy")
-    os.sched_setaffinity(0, other_cpus)  # this process's reader and stress-ng off the chain's cores, as soak's
-    try:
-        graph.start()
-        operator.wait_state("ZERO_TORQUE", 90.0)
-        operator.bring_up()
-        operator.call("xr_input/play")
-        if stress is not None:
-            stress.start()
-        reader = command_reader(operator.context, "_bench_policy_commands")
-        operator.spin_for(2.0)
-        reader.take_all()
-        written: list[int] = []
-        end = time.monotonic() + seconds
-        while time.monotonic() < end:
-            operator.spin_for(TAKE_S)
-            written.extend(info["source_timestamp"] for _, info in reader.take_all())
-        fifo = len(fifo_processes({name: graph.pid(name) for name in graph.alive()}))
-    except RuntimeError as exc:
-        raise BenchError(f"the robot's graph ({controller}): {exc}") from None
-    finally:
-        if stress is not None:
-            stress.stop()
-        graph.stop()
-        operator.close()
-        os.sched_setaffinity(0, own_cpus)
+    with _off_kept_cores(control_cpus):  # this process's reader and stress-ng, as soak's
+        try:
+            graph.start()
+            operator.wait_state("ZERO_TORQUE", 90.0)
+            operator.bring_up()
+            operator.call("xr_input/play")
+            if stress is not None:
+                stress.start()
+            reader = command_reader(operator.context, "_bench_policy_commands")
+            operator.spin_for(2.0)
+            reader.take_all()
+            written: list[int] = []
+            end = time.monotonic() + seconds
+            while time.monotonic() < end:
+                operator.spin_for(TAKE_S)
+                written.extend(info["source_timestamp"] for _, info in reader.take_all())
+            fifo = len(fifo_processes({name: graph.pid(name) for name in graph.alive()}))
+        except RuntimeError as exc:
+            raise BenchError(f"the robot's graph ({controller}): {exc}") from None
+        finally:
+            if stress is not None:
+                stress.stop()
+            graph.stop()
+            operator.close()
     return np.array(written, dtype=float) * 1e-9, fifo
 
 
