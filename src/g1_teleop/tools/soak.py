@@ -18,6 +18,8 @@ each time it ends. Every ``interval_s`` it prints one line of figures of that in
 * ``trips``: safety transitions to DAMP since ACTIVE (goal 0), and the bridge's state (a ramp the bridge damped
   during bring-up, started again, is counted apart as ``bring_up_trips``);
 * ``sched_fifo``: the processes running at real-time priority (``--priority``);
+* ``steal_cpu_percent``: the CPU time the host of a virtual machine took in the interval (% of one core;
+  tools.stolen_time; 0 on bare metal): a late period there may be the host's, not the graph's;
 * ``load_1m``: the machine's load average; with ``stress_workers`` (``--stress N``) ``stress_cpu_percent``, the CPU
   stress-ng's ``--cpu N`` workers took (% of one core: 200 is both cores of a 2-core machine kept busy). They run at
   the graph's priority, not niced, from ACTIVE to the end: a machine busy with other work, not idle time filled.
@@ -43,6 +45,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from g1_teleop.core.cpu_affinity import parse_cpu_list
+from g1_teleop.tools.stolen_time import StolenTime
 from g1_teleop.tools.virtual_graph import GraphPriorities, Operator, VirtualGraphConfig, virtual_graph_nodes
 
 ROS_DOMAIN_ID = 229  # the soak's own domains: never a robot's (0), the tests' (1–200) or the benches' (230, 231);
@@ -258,7 +261,7 @@ def run_soak(cfg: SoakConfig, emit: Callable[[str], None] = print) -> dict:
              f"({scenario_s:g} s, on loop) for {cfg.duration_s:g} s{loaded}; a line every {cfg.interval_s:g} s")
         start = next_play = time.monotonic()
         commands_taken.take_all(), lowcmd_reader.take_timed(), operator.take_policy_ticks()  # (those of ACTIVE)
-        stress_cpu_s = 0.0
+        stress_cpu_s, stolen = 0.0, StolenTime()
         while len(intervals) * cfg.interval_s < cfg.duration_s - 1e-9:
             now = time.monotonic()
             if now >= next_play:
@@ -276,7 +279,7 @@ def run_soak(cfg: SoakConfig, emit: Callable[[str], None] = print) -> dict:
                        "joint_command": commands.take(COMMAND_PERIOD_S, 1.5),
                        "lowcmd": lowcmds.take(LOWCMD_PERIOD_S, 2.0),
                        "policy_ticks": operator.take_policy_ticks(),
-                       "load_1m": round(os.getloadavg()[0], 2),
+                       "load_1m": round(os.getloadavg()[0], 2), "steal_cpu_percent": stolen.cpu_percent(),
                        "rss_mb": process_memory_mb(pids := {name: graph.pid(name) for name in graph.alive()}),
                        "sched_fifo": fifo_processes(pids)}
             if stress is not None:

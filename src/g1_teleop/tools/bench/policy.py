@@ -11,6 +11,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from g1_teleop.tools.bench.figures import BenchError, jitter_p99_ms, percentiles
+from g1_teleop.tools.stolen_time import StolenTime
 
 
 def _policy_step_times(robot, controller, ticks: int) -> tuple[list[float], float]:
@@ -59,14 +60,15 @@ def _off_kept_cores(control_cpus: str) -> Iterator[None]:
 
 
 def _realtime_command_times(controller: str, seconds: float, priority: int = 0,
-                            control_cpus: str = "") -> tuple[dict[str, np.ndarray], bool]:
+                            control_cpus: str = "") -> tuple[dict[str, np.ndarray], bool, float]:
     """The simulation graph in real time (as `g1-teleop sim` runs it: the composed control process and robot_state;
     no gantry, the default scenario and policy folder; ``priority``, ``control_cpus``: its control_priority and
     control_cpus; with cores kept, this process's reader runs on the others, as the graph's other processes) on a
     private domain: each joint_command's write time (the policy's, DDS source timestamp), its reception time here
     (the middleware's, not this process's wake-up: the commands are taken every ``TAKE_S`` from a reader 2 s deep)
     and its stamp (the policy's 50 Hz timer on the simulator's clock), all in s, over ``seconds`` after a 2 s
-    warm-up; and whether the control process ran at SCHED_FIFO."""
+    warm-up; whether the control process ran at SCHED_FIFO; and the host's steal time over those seconds (% of one
+    core: StolenTime)."""
     import rclpy
 
     from g1_teleop.launching.graph_description import load_graph
@@ -82,6 +84,7 @@ def _realtime_command_times(controller: str, seconds: float, priority: int = 0,
                            env=env, output=log.append)
     context = rclpy.Context()
     times: list[tuple[int, int, float]] = []  # (written ns, received ns, stamp s)
+    stolen: StolenTime | None = None  # from the end of the warm-up
     with _off_kept_cores(control_cpus):  # (before the reader's DDS threads start)
         try:
             rclpy.init(context=context, domain_id=POLICY_BENCH_DOMAIN_ID)
@@ -97,6 +100,9 @@ def _realtime_command_times(controller: str, seconds: float, priority: int = 0,
                 time.sleep(TAKE_S)
                 times.extend((info["source_timestamp"], info["received_timestamp"], stamp_s(msg.header.stamp))
                              for msg, info in reader.take_all())
+                if stolen is None and times and (times[-1][1] - times[0][1]) * 1e-9 >= 2.0:
+                    stolen = StolenTime()
+            steal = stolen.cpu_percent() if stolen is not None else 0.0
             fifo = os.sched_getscheduler(graph.pid("policy")) == os.SCHED_FIFO
         finally:
             graph.stop()
@@ -104,16 +110,18 @@ def _realtime_command_times(controller: str, seconds: float, priority: int = 0,
     kept = np.array([t for t in times if (t[1] - times[0][1]) * 1e-9 >= 2.0], dtype=float)
     if not kept[:, 1].all():
         raise BenchError("the middleware gave no reception time for joint_command (rmw without received_timestamp)")
-    return {"written": kept[:, 0] * 1e-9, "received": kept[:, 1] * 1e-9, "stamp": kept[:, 2]}, fifo
+    return {"written": kept[:, 0] * 1e-9, "received": kept[:, 1] * 1e-9, "stamp": kept[:, 2]}, fifo, steal
 
 
-def _robot_write_times(controller: str, seconds: float, control_cpus: str, busy: bool) -> tuple[np.ndarray, int]:
+def _robot_write_times(controller: str, seconds: float, control_cpus: str,
+                       busy: bool) -> tuple[np.ndarray, int, float]:
     """The robot's graph as README's bringing up a robot sets it (``real`` against the virtual robot on private
     domains over lo: tools.virtual_graph; priorities under ``ROBOT_PRIORITY``; ``control_cpus`` kept for the command
     chain, empty: none), brought to ACTIVE, the scenario playing; with ``busy``, stress-ng's CPU hogs beside it, one
     per core this process may use (with ``control_cpus``, the cores left: as soak, they keep off the chain's). Each
     joint_command's write time (the policy's, DDS source timestamp, s) over ``seconds`` after 2 s; and how many of
-    the graph's processes run at SCHED_FIFO (0: this user may not set it, the figures are normal scheduling's)."""
+    the graph's processes run at SCHED_FIFO (0: this user may not set it, the figures are normal scheduling's); and
+    the host's steal time over those seconds (% of one core: StolenTime)."""
     from g1_teleop.launching.graph_description import GraphError
     from g1_teleop.launching.process_runner import GraphProcesses
     from g1_teleop.ros.polled_subscription import command_reader
@@ -143,10 +151,11 @@ def _robot_write_times(controller: str, seconds: float, control_cpus: str, busy:
             operator.spin_for(2.0)
             reader.take_all()
             written: list[int] = []
-            end = time.monotonic() + seconds
+            end, stolen = time.monotonic() + seconds, StolenTime()
             while time.monotonic() < end:
                 operator.spin_for(TAKE_S)
                 written.extend(info["source_timestamp"] for _, info in reader.take_all())
+            steal = stolen.cpu_percent()
             fifo = len(fifo_processes({name: graph.pid(name) for name in graph.alive()}))
         except RuntimeError as exc:
             raise BenchError(f"the robot's graph ({controller}): {exc}") from None
@@ -155,7 +164,7 @@ def _robot_write_times(controller: str, seconds: float, control_cpus: str, busy:
                 stress.stop()
             graph.stop()
             operator.close()
-    return np.array(written, dtype=float) * 1e-9, fifo
+    return np.array(written, dtype=float) * 1e-9, fifo, steal
 
 
 def bench_policy(ticks: int = 1000, realtime_s: float = 10.0) -> dict[str, float]:
@@ -171,7 +180,9 @@ def bench_policy(ticks: int = 1000, realtime_s: float = 10.0) -> dict[str, float
     ``{name}_robot[_pinned][_busy]_written_jitter_p99_ms``, ``_pinned`` with the last core kept for the command chain
     (control_cpus, on a machine of 2 cores or more), ``_busy`` with every core this process may use busy;
     ``robot_sched_fifo_processes``: the graph's processes at SCHED_FIFO (the fewest seen). (This process reads at
-    normal priority, the graph runs at SCHED_FIFO: its reception times would measure its own wake-ups.)"""
+    normal priority, the graph runs at SCHED_FIFO: its reception times would measure its own wake-ups.) Each real-time
+    run's ``…_steal_cpu_percent``: the CPU time the host of a virtual machine took meanwhile (StolenTime), so that a
+    run with a late tick of the host's is told from one of the code's."""
     from g1_teleop.control.controller_factory import make_lower_body
     from g1_teleop.core.robot_description import load_robot
 
@@ -186,7 +197,7 @@ def bench_policy(ticks: int = 1000, realtime_s: float = 10.0) -> dict[str, float
     kept = [str(cpus[-1])] if len(cpus) > 1 else []
     for name in controllers:
         for priority, pinned in ((0, ""), (SIM_PRIORITY, ""), *[(0, core) for core in kept]):
-            times, fifo_control = _realtime_command_times(name, realtime_s, priority, pinned)
+            times, fifo_control, steal = _realtime_command_times(name, realtime_s, priority, pinned)
             periods = {kind: np.diff(t) for kind, t in times.items()}
             key = f"{name}_realtime{'_fifo' if priority else ''}{'_pinned' if pinned else ''}"
             if not priority and not pinned:
@@ -194,6 +205,7 @@ def bench_policy(ticks: int = 1000, realtime_s: float = 10.0) -> dict[str, float
             for kind, prefix in (("received", ""), ("written", "_written"), ("stamp", "_stamp")):
                 figures[f"{key}{prefix}_jitter_p99_ms"] = jitter_p99_ms(periods[kind], 0.02, digits=4)
             figures[f"{key}_commands"] = len(times["received"])
+            figures[f"{key}_steal_cpu_percent"] = steal
             sim_fifo += [int(fifo_control)] if priority else []
     figures["realtime_s"] = realtime_s
     figures["sim_sched_fifo_processes"] = min(sim_fifo)
@@ -201,10 +213,11 @@ def bench_policy(ticks: int = 1000, realtime_s: float = 10.0) -> dict[str, float
     for name in controllers:
         for pinned in ("", *kept):
             for busy in (False, True):
-                written, fifo_count = _robot_write_times(name, realtime_s, pinned, busy)
+                written, fifo_count, steal = _robot_write_times(name, realtime_s, pinned, busy)
                 key = f"{name}_robot{'_pinned' if pinned else ''}{'_busy' if busy else ''}"
                 figures[f"{key}_written_jitter_p99_ms"] = jitter_p99_ms(np.diff(written), 0.02, digits=4)
                 figures[f"{key}_commands"] = len(written)
+                figures[f"{key}_steal_cpu_percent"] = steal
                 fifo.append(fifo_count)
     figures["robot_sched_fifo_processes"] = min(fifo)
     return figures
