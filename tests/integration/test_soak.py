@@ -6,6 +6,7 @@ unless asked, tests/integration/test_realtime_priority.py checks that one), and 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -34,7 +35,7 @@ def test_a_short_soak_reports_each_interval_and_nothing_trips(ros_domain):
                                            "xr_input", "robot_state"}, interval
         assert all(50 < mb < 2000 for mb in interval["rss_mb"].values()), interval
         assert interval["sched_fifo"] == [], interval  # normal scheduling unless --priority
-        assert 0.0 <= interval["steal_cpu_percent"] <= 200.0, interval  # (the host's share of 2 cores at most)
+        assert 0.0 <= interval["steal_cpu_percent"] <= 100.0 * os.cpu_count(), interval  # (every core at most)
         # 6 s at 50 Hz and at 500 Hz; on a loaded machine fewer, never none: a CI check on a machine ~2.5× slower
         # than the usual one counted 209 and 1370 (70 % and 46 %); a quarter of each is the floor
         assert interval["joint_command"]["count"] > 75 and interval["lowcmd"]["count"] > 750, interval
