@@ -7,9 +7,9 @@ import pinocchio as pin
 import pytest
 
 from g1_teleop.core.pinocchio_model import build_pinocchio_model
+from g1_teleop.core.symbolic_kinematics import joint_placements
 from g1_teleop.retarget.arm_ik import ArmIKConfig, DualArmIK
 from g1_teleop.retarget.self_collision import ArmCollisionModel, ClearanceMonitor
-from g1_teleop.retarget.symbolic_kinematics import joint_placements
 from g1_teleop.tools.bench.ik import IK_CASE_KINDS, ik_target_set
 
 

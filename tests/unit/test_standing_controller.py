@@ -13,7 +13,7 @@ import pytest
 
 from g1_teleop.control.balance import Balance, BalanceGains
 from g1_teleop.control.gains import JointGains
-from g1_teleop.control.leg_ik import LegIK, PelvisPose, StanceModel
+from g1_teleop.control.leg_ik import LegIK, PelvisPose, StanceError, StanceModel
 from g1_teleop.control.squat_command import SquatCommand, SquatCommandLimits
 from g1_teleop.control.standing_controller import StandingController
 from g1_teleop.control.whole_body_target import WholeBodyTargetBuilder
@@ -56,6 +56,11 @@ def test_leg_ik_keeps_both_soles_where_they_stand_in_mujoco(robot, mj_model, sta
     solved = spheres_at["solved"] @ support_T_pelvis.rotation.T + support_T_pelvis.translation
     default = spheres_at["default"] @ default_T.rotation.T + default_T.translation
     np.testing.assert_allclose(solved, default, atol=1e-5)
+
+
+def test_leg_ik_refuses_a_pelvis_out_of_the_legs_reach(robot, stance):
+    with pytest.raises(StanceError, match="residual"):
+        LegIK(stance).solve(PelvisPose(0.0, 0.0, 1.2, 0.0), robot.default_q)  # legs 0.7 m long at most
 
 
 def test_balanced_pose_puts_the_centre_of_mass_over_the_feet_and_respects_the_ankles(robot, stance):

@@ -10,7 +10,7 @@ import pytest
 
 from g1_teleop.core.compiled_function import CompiledFunction
 from g1_teleop.core.pinocchio_model import build_pinocchio_model
-from g1_teleop.retarget.symbolic_kinematics import joint_placements, log3, point_jacobian
+from g1_teleop.core.symbolic_kinematics import joint_placements, log3, point_jacobian
 
 
 @pytest.fixture(scope="module")
@@ -36,6 +36,25 @@ def test_joint_placements_match_pinocchio(pin_model):
         expected = np.concatenate([np.r_[data.oMi[j].rotation.ravel(order="F"), data.oMi[j].translation]
                                    for j in joints])
         np.testing.assert_allclose(np.asarray(function(q_value)).ravel(), expected, atol=1e-12)
+
+
+def test_joint_placements_from_a_floating_base_are_in_the_base_frame(robot):
+    """From the root joint of the floating-base model: the pelvis-frame placements, whatever the base's own pose;
+    a joint not below the base is refused."""
+    model = build_pinocchio_model(robot, floating_base=True)
+    base, knee = model.getJointId("floating_base_joint"), model.getJointId("left_knee_joint")
+    q = ca.SX.sym("q", model.nq)
+    knee_placement = joint_placements(model, q, [knee], base=base)[knee]
+    function = ca.Function("fk", [q], [ca.vec(knee_placement.world_R), knee_placement.world_p])
+    data = model.createData()
+    config = pin.randomConfiguration(model, -np.ones(model.nq), np.ones(model.nq))  # the base anywhere
+    pin.forwardKinematics(model, data, config)
+    base_T_knee = data.oMi[base].actInv(data.oMi[knee])
+    rotation, translation = (np.asarray(v).ravel(order="F") for v in function(config))
+    np.testing.assert_allclose(rotation, base_T_knee.rotation.ravel(order="F"), atol=1e-12)
+    np.testing.assert_allclose(translation, base_T_knee.translation, atol=1e-12)
+    with pytest.raises(ValueError, match="not below 'left_knee_joint'"):
+        joint_placements(model, q, [model.getJointId("right_knee_joint")], base=knee)
 
 
 def test_point_jacobian_matches_automatic_differentiation(pin_model):

@@ -11,14 +11,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+import casadi as ca
 import numpy as np
 import pinocchio as pin
 
+from g1_teleop.core.compiled_function import CompiledFunction
 from g1_teleop.core.dex3_description import Dex3
 from g1_teleop.core.foot_contacts import FOOT_BODIES, foot_contact_spheres
 from g1_teleop.core.mujoco_model import build_mujoco_model
 from g1_teleop.core.pinocchio_model import PinJointMap, build_pinocchio_model
-from g1_teleop.core.robot_description import Robot
+from g1_teleop.core.robot_description import FREE_JOINT_NAME, Robot
+from g1_teleop.core.symbolic_kinematics import joint_placements, log3
 
 SOLE_FRAMES = ("left_sole", "right_sole")
 LEG_GROUPS = ("left_leg", "right_leg")  # the legs of the soles, in the same order
@@ -85,9 +88,6 @@ class StanceModel:
                   for k, p in enumerate(pelvis_p_contacts)]
         self.sole_half_size = np.max(np.abs(np.vstack(sole_p)[:, :2]), axis=0)
         self.mass = float(pin.computeTotalMass(model))
-        # Per leg (sole order): its joints' indices in the configuration and in the velocity vector.
-        self.leg_q_v = tuple((self.joints.idx_q[robot.group(leg)], self.joints.idx_v[robot.group(leg)])
-                             for leg in LEG_GROUPS)
 
     @classmethod
     def for_robot(cls, robot: Robot, hands: Dex3 | None = None) -> StanceModel:
@@ -108,36 +108,63 @@ def _transform(a_T_b: pin.SE3, b_p: np.ndarray) -> np.ndarray:
 
 
 class LegIK:
-    """Leg joints that put both soles at their place in S for a given pelvis pose (Newton on each leg)."""
+    """Leg joints that put both soles at their place in S for a given pelvis pose: Newton on each leg, each step
+    one compiled function of the 12 leg joints and the pose (core.compiled_function: a few µs, where the same
+    step through Pinocchio's and numpy's Python calls cost 30 µs)."""
 
     def __init__(self, stance: StanceModel, ankle_margin_rad: float = 0.05, tolerance: float = 1e-6,
                  max_iterations: int = 20) -> None:
         self.stance = stance
-        self._legs = stance.robot.group("legs")
-        self._ankle_pitch = stance.robot.group("ankle_pitch")
-        self._ankle_bound = stance.robot.q_lower[self._ankle_pitch] + ankle_margin_rad
+        robot = stance.robot
+        self._legs = np.concatenate([robot.group(leg) for leg in LEG_GROUPS])  # sole order, DDS indices
+        self._ankle_pitch = robot.group("ankle_pitch")
+        self._ankle_bound = robot.q_lower[self._ankle_pitch] + ankle_margin_rad
         self.tolerance, self.max_iterations = tolerance, max_iterations
+        self._newton = CompiledFunction(self._newton_step())
+
+    def _newton_step(self) -> ca.Function:
+        """One Newton step of both legs: (legs (12,) rad in ``_legs`` order, pelvis (x, y, height m, pitch rad) in
+        S) → (the stepped legs, the largest sole error before the step). A sole's error is its target in its own
+        frame, position (m) and rotation vector (rad): zero when it stands at its place."""
+        st = self.stance
+        model = st.model
+        legs, pelvis = ca.SX.sym("legs", len(self._legs)), ca.SX.sym("pelvis", 4)
+        slot = {int(i): k for k, i in enumerate(st.joints.idx_q[self._legs])}
+        q = ca.vertcat(*[legs[slot[i]] if i in slot else ca.SX(0) for i in range(model.nq)])
+        frames = [model.frames[i] for i in st.sole_ids]
+        pelvis_joint = model.getJointId(FREE_JOINT_NAME)
+        placements = joint_placements(model, q, [f.parentJoint for f in frames], base=pelvis_joint)  # pelvis frame
+        c, s = ca.cos(pelvis[3]), ca.sin(pelvis[3])
+        support_R_pelvis = ca.vertcat(ca.horzcat(c, 0, s), ca.horzcat(0, 1, 0), ca.horzcat(-s, 0, c))
+        steps, errors = [], []
+        for k, (frame, support_T_target) in enumerate(zip(frames, st.support_T_sole, strict=True)):
+            joint_T_sole = frame.placement
+            pelvis_T_sole = placements[frame.parentJoint].transform(joint_T_sole.rotation, joint_T_sole.translation)
+            support_R_sole = support_R_pelvis @ pelvis_T_sole.world_R
+            support_p_sole = support_R_pelvis @ pelvis_T_sole.world_p + pelvis[:3]
+            sole_R_target = support_R_sole.T @ ca.DM(support_T_target.rotation)
+            sole_p_target = support_R_sole.T @ (ca.DM(support_T_target.translation) - support_p_sole)
+            error = ca.vertcat(sole_p_target, log3(sole_R_target))
+            leg = legs[6 * k:6 * k + 6]
+            steps.append(-ca.solve(ca.jacobian(error, leg), error))
+            errors.append(error)
+        largest_error = ca.mmax(ca.fabs(ca.vertcat(*errors)))
+        return ca.Function("g1_leg_ik_newton", [legs, pelvis], [legs + ca.vertcat(*steps), largest_error],
+                           ["legs", "pelvis"], ["stepped", "error"])
 
     def solve(self, pelvis: PelvisPose, q: np.ndarray) -> np.ndarray:
         """``q`` (29,) with the 12 leg joints solved; waist and arms as given; legs warm-start from ``q``."""
-        st = self.stance
-        model, data = st.model, st.data
-        config = st.configuration(pelvis.support_T_pelvis(), q)
-        for _ in range(self.max_iterations):
-            pin.framesForwardKinematics(model, data, config)
-            errors = [pin.log6(data.oMf[sole].actInv(target)).vector
-                      for sole, target in zip(st.sole_ids, st.support_T_sole, strict=True)]
-            if max(np.abs(e).max() for e in errors) < self.tolerance:
-                break
-            pin.computeJointJacobians(model, data, config)
-            for sole, error, (leg_q, leg_v) in zip(st.sole_ids, errors, st.leg_q_v, strict=True):
-                jacobian = pin.getFrameJacobian(model, data, sole, pin.ReferenceFrame.LOCAL)[:, leg_v]
-                config[leg_q] += np.linalg.solve(jacobian, error)
-        else:
-            raise StanceError(f"leg IK did not reach the feet for the pelvis at {pelvis} "
-                              f"(residual {max(np.abs(e).max() for e in errors):.2e})")
+        pose = np.array([pelvis.x_m, pelvis.y_m, pelvis.height_m, pelvis.pitch_rad])
         solved = np.array(q, dtype=float)
-        solved[self._legs] = config[st.joints.idx_q[self._legs]]
+        legs = solved[self._legs]
+        for _ in range(self.max_iterations):
+            stepped, error = self._newton(legs, pose)
+            if error[0] < self.tolerance:
+                break
+            legs = stepped.copy()
+        else:
+            raise StanceError(f"leg IK did not reach the feet for the pelvis at {pelvis} (residual {error[0]:.2e})")
+        solved[self._legs] = legs
         return solved
 
     def com_in_support(self, pelvis: PelvisPose, q: np.ndarray) -> np.ndarray:

@@ -15,11 +15,11 @@ import casadi as ca
 import numpy as np
 
 from g1_teleop.core.compiled_function import CompiledFunction
+from g1_teleop.core.symbolic_kinematics import joint_placements
 from g1_teleop.retarget.arm_chains import ArmChains
 from g1_teleop.retarget.clearance_constraints import ClearanceConstraints
 from g1_teleop.retarget.ik_objective import hand_tracking_objective
 from g1_teleop.retarget.self_collision import ArmCollisionModel
-from g1_teleop.retarget.symbolic_kinematics import joint_placements
 
 
 @dataclass(slots=True)

@@ -16,8 +16,8 @@ import casadi as ca
 import numpy as np
 import pinocchio as pin
 
+from g1_teleop.core.symbolic_kinematics import SymbolicPlacement, point_jacobian
 from g1_teleop.retarget.self_collision import ArmCollisionModel
-from g1_teleop.retarget.symbolic_kinematics import SymbolicPlacement, point_jacobian
 
 _ACTIVATION_M = 0.05  # collision pairs closer than min_clearance_m + this become constraints of the step
 

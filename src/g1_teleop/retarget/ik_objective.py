@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import casadi as ca
 
-from g1_teleop.retarget.symbolic_kinematics import SymbolicPlacement, log3
+from g1_teleop.core.symbolic_kinematics import SymbolicPlacement, log3
 
 
 def hand_tracking_objective(

@@ -17,7 +17,7 @@ import pinocchio as pin
 from g1_teleop.core.mujoco_model import MjJointMap
 from g1_teleop.core.robot_description import Robot
 from g1_teleop.core.rotations import xyzw_from_wxyz
-from g1_teleop.retarget.symbolic_kinematics import SymbolicPlacement
+from g1_teleop.core.symbolic_kinematics import SymbolicPlacement
 
 
 @dataclass(frozen=True)

@@ -26,10 +26,10 @@ import pinocchio as pin
 from g1_teleop.core.compiled_function import CompiledFunction
 from g1_teleop.core.pinocchio_model import PinJointMap, build_pinocchio_model
 from g1_teleop.core.robot_description import Robot
+from g1_teleop.core.symbolic_kinematics import joint_placements, log3
 from g1_teleop.retarget.arm_ik_problem import Linearization
 from g1_teleop.retarget.clearance_constraints import ClearanceConstraints
 from g1_teleop.retarget.self_collision import ArmCollisionModel
-from g1_teleop.retarget.symbolic_kinematics import joint_placements, log3
 from g1_teleop.retarget.whole_body_config import TOE_FRAMES, TOE_POSITION_M
 
 BASE_SIZE = 6  # pelvis position (3) and rotation vector (3) at the front of x

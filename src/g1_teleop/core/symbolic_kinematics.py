@@ -1,8 +1,9 @@
 """Forward kinematics of a Pinocchio model as CasADi expressions (PyPI's `pin` has no pinocchio.casadi).
 
-Each joint's placement in the model's world frame (for the fixed-base G1: the pelvis) is written out as
-world_R_joint (3x3) and world_p_joint (3,) in the symbols of the configuration q, from the model's constant
-joint placements and the joints' own motions. ROS-free.
+Each joint's placement in the model's world frame (for the fixed-base G1: the pelvis; for the floating-base one,
+the pelvis again when the placements start at its root joint) is written out as world_R_joint (3x3) and
+world_p_joint (3,) in the symbols of the configuration q, from the model's constant joint placements and the
+joints' own motions. ROS-free.
 """
 
 from __future__ import annotations
@@ -35,13 +36,19 @@ class SymbolicPlacement:
         return self.world_R @ ca.DM(local_p) + self.world_p
 
 
-def joint_placements(model: pin.Model, q: ca.SX, joints: Iterable[int]) -> dict[int, SymbolicPlacement]:
-    """Placements of ``joints`` and of every joint supporting them, as expressions of q (model.nq symbols).
+def joint_placements(model: pin.Model, q: ca.SX, joints: Iterable[int], base: int = 0) -> dict[int, SymbolicPlacement]:
+    """Placements of ``joints`` and of every joint supporting them up from ``base``, as expressions of q
+    (model.nq symbols), in the frame of joint ``base``: the model's world (0), or a floating base's root joint
+    for placements relative to the base (its own motion, and every joint above it, then never enter).
 
     Supports revolute joints (about x, y, z or an unaligned axis), the G1's only kind. Raises ValueError
-    for another joint type on the way.
+    for a joint not below ``base`` or for another joint type on the way.
     """
-    placements: dict[int, SymbolicPlacement] = {0: SymbolicPlacement(ca.SX.eye(3), ca.SX.zeros(3, 1))}
+    joints = list(joints)
+    if outside := [model.names[j] for j in joints if base not in model.supports[j]]:
+        raise ValueError(f"symbolic kinematics: joints {outside} are not below {model.names[base]!r}")
+    identity = SymbolicPlacement(ca.SX.eye(3), ca.SX.zeros(3, 1))
+    placements: dict[int, SymbolicPlacement] = {j: identity for j in model.supports[base]}
     for joint in sorted({s for j in joints for s in model.supports[j]}):
         if joint in placements:
             continue
@@ -57,10 +64,17 @@ def joint_placements(model: pin.Model, q: ca.SX, joints: Iterable[int]) -> dict[
 def point_jacobian(model: pin.Model, placements: dict[int, SymbolicPlacement], joints: Sequence[int],
                    body_joint: int, world_p: ca.SX) -> ca.SX:
     """∂world_p/∂q over ``joints`` (3 x len(joints), m/rad) of a point fixed to the body of ``body_joint``:
-    axis × (p − joint origin) for each revolute joint that supports it, 0 for the others."""
+    axis × (p − joint origin) for each revolute joint that supports it, 0 for the others (and for a base's joint,
+    which does not move in its own frame)."""
     supports = set(model.supports[int(body_joint)])
-    return ca.horzcat(*[ca.cross(placements[j].world_axis, world_p - placements[j].world_p) if j in supports
-                        else ca.SX.zeros(3, 1) for j in joints])
+    columns = []
+    for j in joints:
+        axis = placements[j].world_axis if j in supports else None
+        if axis is not None:
+            columns.append(ca.cross(axis, world_p - placements[j].world_p))
+        else:
+            columns.append(ca.SX.zeros(3, 1))
+    return ca.horzcat(*columns)
 
 
 def _axis(model: pin.Model, joint: int) -> np.ndarray:
