@@ -103,6 +103,55 @@ def test_gravity_torques_with_the_feet_on_the_ground_balance_the_body(robot, sta
     assert torques.tau[4] == pytest.approx(expected, abs=0.3)
 
 
+def pinocchio_balance(stance, gains, state):
+    """The balance torques through Pinocchio's own algorithms, written as the module doc states them: the load of
+    the virtual gravity by RNEA, the sole wrenches by least squares on the base rows of the contact Jacobians."""
+    model = stance.model.copy()
+    data = model.createData()
+    config = stance.configuration(pin.SE3(pin.Quaternion(*state.world_q_pelvis).matrix(), np.zeros(3)),
+                                  state.q)
+    velocity = np.zeros(model.nv)
+    velocity[3:6] = state.pelvis_w_pelvis  # free flyer: [linear, angular] in the pelvis frame
+    velocity[stance.joints.idx_v] = state.dq
+    com = pin.centerOfMass(model, data, config, velocity)
+    pin.updateFramePlacements(model, data)
+    soles = [data.oMf[i].translation for i in stance.sole_ids]
+    sole_velocities = [pin.getFrameVelocity(model, data, i, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED).linear
+                       for i in stance.sole_ids]
+    error = com[:2] - 0.5 * (soles[0][:2] + soles[1][:2])
+    rate = data.vcom[0][:2] - 0.5 * (sole_velocities[0][:2] + sole_velocities[1][:2])
+    accel = np.clip(-gains.kp_per_s2 * error - gains.kd_per_s * rate, -gains.max_accel_m_s2, gains.max_accel_m_s2)
+    model.gravity.linear = np.array([-accel[0], -accel[1], -9.81])
+    load = pin.computeGeneralizedGravity(model, data, config)
+    pin.computeJointJacobians(model, data, config)
+    contact = np.vstack([pin.getFrameJacobian(model, data, i, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)
+                         for i in stance.sole_ids])
+    scale = np.tile([1.0, 1.0, 1.0] + [gains.moment_arm_m] * 3, 2)
+    wrenches = scale * np.linalg.lstsq((contact.T * scale)[:6], load[:6], rcond=None)[0]
+    return (load - contact.T @ wrenches)[stance.joints.idx_v], error, accel
+
+
+@pytest.mark.parametrize("hands", [False, True])
+def test_balance_torques_match_pinocchio_rnea_and_frame_jacobians(robot, stance, hands):
+    stance = StanceModel.for_robot(robot, load_dex3()) if hands else stance
+    gains = BalanceGains()
+    balance = Balance(stance, gains)
+    rng = np.random.default_rng(4)
+    clipped = []
+    for spread in np.repeat([0.01, 1.0], 10):  # leaning and moving a little (feedback within its bound), or a lot
+        tilt = rng.normal(0.0, 0.1, 3)
+        state = SimpleNamespace(q=robot.default_q + rng.normal(0.0, 0.2 * spread, 29),
+                                dq=rng.normal(0.0, spread, 29), pelvis_w_pelvis=rng.normal(0.0, 0.5 * spread, 3),
+                                world_q_pelvis=np.r_[1.0, 0.5 * tilt] / np.linalg.norm(np.r_[1.0, 0.5 * tilt]))
+        tau, error, accel = pinocchio_balance(stance, gains, state)
+        clipped.append(np.abs(accel).max() == gains.max_accel_m_s2)
+        ours = balance.torques(state)
+        np.testing.assert_allclose(ours.tau, tau, atol=1e-9)
+        np.testing.assert_allclose(ours.com_error_m, error, atol=1e-12)
+        np.testing.assert_allclose(ours.com_accel_m_s2, accel, atol=1e-12)
+    assert 3 <= sum(clipped) <= 17  # both cases met
+
+
 def test_controller_stands_squats_and_takes_a_push_in_closed_loop(robot, mj_model, stance):
     controller = StandingController(robot, stance)
     push = Push(start_s=3.0, force_n=(0.0, 40.0, 0.0), duration_s=0.2)

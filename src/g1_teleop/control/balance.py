@@ -15,18 +15,27 @@ orientation, and their velocities from the joint velocities and the gyro (the un
 cancels in the difference). The wrenches are the least-squares split between the feet with moments
 weighted as forces at ``moment_arm_m``, so that vertical load shifts between the feet before the centre
 of pressure moves inside a foot. Frames: world axes (z up); sole wrenches about the sole centres.
+
+All of it is one CasADi function of the measured state, compiled (core.compiled_function), on the kinematics
+written out from the stance model (core.symbolic_kinematics), in the pelvis frame: a joint's load is its axis ·
+(the moment about its origin of its subtree's weight under the virtual gravity), less that of the sole wrenches
+it carries. Pinocchio's RNEA and frame Jacobians, called from Python, took 120 µs a tick here; this takes
+a few (tests/unit/test_standing_controller.py checks it against them).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import casadi as ca
 import numpy as np
-import pinocchio as pin
 
 from g1_teleop.control.leg_ik import StanceModel
 from g1_teleop.control.proprioception import Proprioception
+from g1_teleop.core.compiled_function import CompiledFunction
+from g1_teleop.core.robot_description import FREE_JOINT_NAME
 from g1_teleop.core.rotations import matrix_from_wxyz
+from g1_teleop.core.symbolic_kinematics import joint_placements
 
 GRAVITY_M_S2 = 9.81
 
@@ -59,40 +68,69 @@ class BalanceTorques:
 class Balance:
     def __init__(self, stance: StanceModel, gains: BalanceGains) -> None:
         self.stance, self.gains = stance, gains
-        self._model = stance.model.copy()  # its gravity is changed per call
-        self._data = self._model.createData()
-        scale = np.array([1.0, 1.0, 1.0] + [gains.moment_arm_m] * 3)
-        self._wrench_scale = np.concatenate([scale, scale])
+        self._gains = np.array([gains.kp_per_s2, gains.kd_per_s, gains.max_accel_m_s2, gains.moment_arm_m])
+        self._no_offset = np.zeros(2)
+        self._function = CompiledFunction(self._symbolic_function())
 
     def torques(self, state: Proprioception, com_offset_xy: np.ndarray | None = None) -> BalanceTorques:
         """Torques for the measured ``state``; ``com_offset_xy`` (m, world axes) moves the centre-of-mass
         target away from the centre of the soles."""
-        st, model, data = self.stance, self._model, self._data
-        world_T_pelvis = pin.SE3(matrix_from_wxyz(state.world_q_pelvis), np.zeros(3))
-        config = st.configuration(world_T_pelvis, state.q)
-        velocity = np.zeros(model.nv)
-        velocity[3:6] = state.pelvis_w_pelvis  # free flyer: [linear, angular] in the pelvis frame
-        velocity[st.joints.idx_v] = state.dq
-        pin.forwardKinematics(model, data, config, velocity)
-        pin.updateFramePlacements(model, data)
-        com = pin.centerOfMass(model, data, config, velocity)
-        com_velocity = data.vcom[0]
-        soles = [data.oMf[i].translation for i in st.sole_ids]
-        sole_velocities = [pin.getFrameVelocity(model, data, i, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED).linear
-                           for i in st.sole_ids]
-        error = com[:2] - 0.5 * (soles[0][:2] + soles[1][:2])
-        if com_offset_xy is not None:
-            error = error - com_offset_xy
-        error_rate = com_velocity[:2] - 0.5 * (sole_velocities[0][:2] + sole_velocities[1][:2])
-        g = self.gains
-        accel = np.clip(-g.kp_per_s2 * error - g.kd_per_s * error_rate, -g.max_accel_m_s2, g.max_accel_m_s2)
+        offset = self._no_offset if com_offset_xy is None else np.asarray(com_offset_xy, dtype=float)
+        world_R_pelvis = matrix_from_wxyz(state.world_q_pelvis)
+        tau, error, accel = self._function(np.asarray(state.q, dtype=float), np.asarray(state.dq, dtype=float),
+                                           world_R_pelvis, np.asarray(state.pelvis_w_pelvis, dtype=float), offset,
+                                           self._gains)
+        return BalanceTorques(tau=tau.copy(), com_error_m=error.copy(), com_accel_m_s2=accel.copy())
 
-        model.gravity.linear = np.array([-accel[0], -accel[1], -GRAVITY_M_S2])
-        load = pin.computeGeneralizedGravity(model, data, config)
-        pin.computeJointJacobians(model, data, config)
-        contact_jacobian = np.vstack([
-            pin.getFrameJacobian(model, data, i, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED) for i in st.sole_ids])
-        scaled = contact_jacobian.T * self._wrench_scale  # (nv, 12): Jᵀ with the moment columns scaled
-        wrenches = self._wrench_scale * np.linalg.lstsq(scaled[:6], load[:6], rcond=None)[0]
-        tau_all = load - contact_jacobian.T @ wrenches
-        return BalanceTorques(tau=tau_all[st.joints.idx_v], com_error_m=error, com_accel_m_s2=accel)
+    def _symbolic_function(self) -> ca.Function:
+        """(q, dq (29,) DDS order, world_R_pelvis (3x3), pelvis_w_pelvis (3,), com_offset_xy (2,), gains (kp, kd,
+        max_accel, moment_arm)) → (tau (29,), com_error (2,), com_accel (2,)); the module doc's equations."""
+        st = self.stance
+        model, n = st.model, len(st.robot.joint_names)
+        q, dq, world_R_pelvis = ca.SX.sym("q", n), ca.SX.sym("dq", n), ca.SX.sym("world_R_pelvis", 3, 3)
+        w, offset, gains = ca.SX.sym("pelvis_w_pelvis", 3), ca.SX.sym("com_offset", 2), ca.SX.sym("gains", 4)
+        kp, kd, max_accel, moment_arm = gains[0], gains[1], gains[2], gains[3]
+        slot = {int(i): k for k, i in enumerate(st.joints.idx_q)}
+        config = ca.vertcat(*[q[slot[i]] if i in slot else ca.SX(0) for i in range(model.nq)])  # hands: open
+        pelvis_joint = model.getJointId(FREE_JOINT_NAME)
+        bodies = [j for j in range(1, model.njoints) if pelvis_joint in model.supports[j]]
+        at = joint_placements(model, config, bodies, base=pelvis_joint)  # pelvis frame
+        weighted = {j: model.inertias[j].mass * at[j].point(model.inertias[j].lever) for j in bodies}
+        com = sum(weighted.values(), ca.SX.zeros(3, 1)) / st.mass
+        soles = []  # (its position, its joint) in the pelvis frame
+        for sole in st.sole_ids:
+            frame = model.frames[sole]
+            soles.append((at[frame.parentJoint].point(frame.placement.translation), frame.parentJoint))
+        centre = 0.5 * (soles[0][0] + soles[1][0])
+
+        # c − s and its rate in world axes; the base's unknown linear velocity cancels in the difference
+        error = (world_R_pelvis @ (com - centre))[:2] - offset
+        rate = world_R_pelvis @ (ca.cross(w, com - centre) + ca.jtimes(com - centre, q, dq))
+        accel = ca.fmin(ca.fmax(-kp * error - kd * rate[:2], -max_accel), max_accel)
+        load = world_R_pelvis.T @ ca.vertcat(accel, GRAVITY_M_S2)  # per kg, pelvis axes: −(virtual gravity)
+
+        # Sole wrenches (force, moment about the sole) that carry the whole load, least norm with the moments
+        # weighted as forces at moment_arm: u = (f_l, m_l / arm, f_r, m_r / arm), A u = total load on the base.
+        eye = ca.SX.eye(3)
+        A = ca.vertcat(ca.horzcat(eye, ca.SX.zeros(3, 3), eye, ca.SX.zeros(3, 3)),
+                       ca.horzcat(ca.skew(soles[0][0]), moment_arm * eye, ca.skew(soles[1][0]), moment_arm * eye))
+        base_load = ca.vertcat(st.mass * load, ca.cross(st.mass * com, load))
+        u = A.T @ ca.solve(A @ A.T, base_load)
+        wrenches = [(u[0:3], moment_arm * u[3:6]), (u[6:9], moment_arm * u[9:12])]
+
+        torques = []
+        for name in st.robot.joint_names:
+            j = model.getJointId(name)
+            origin, axis = at[j].world_p, at[j].world_axis
+            subtree = [i for i in model.subtrees[j] if i in weighted]
+            carried = sum((weighted[i] for i in subtree), ca.SX.zeros(3, 1)) - sum(
+                model.inertias[i].mass for i in subtree) * origin
+            tau = ca.dot(axis, ca.cross(carried, load))
+            for (position, sole_joint), (force, moment) in zip(soles, wrenches, strict=True):
+                if j in model.supports[sole_joint]:
+                    tau -= ca.dot(axis, ca.cross(position - origin, force) + moment)
+            torques.append(tau)
+        return ca.Function("g1_balance", [q, dq, world_R_pelvis, w, offset, gains],
+                           [ca.vertcat(*torques), error, accel],
+                           ["q", "dq", "world_R_pelvis", "pelvis_w_pelvis", "com_offset", "gains"],
+                           ["tau", "com_error", "com_accel"])
