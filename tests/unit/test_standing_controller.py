@@ -72,6 +72,7 @@ def test_balanced_pose_puts_the_centre_of_mass_over_the_feet_and_respects_the_an
     pin.forwardKinematics(model, data, stance.configuration(pose.support_T_pelvis(), q))
     com = sum(model.inertias[i].mass * data.oMi[i].act(model.inertias[i].lever) for i in range(1, model.njoints))
     np.testing.assert_allclose(com[:2] / stance.mass, [0.0, 0.0], atol=1e-4)
+    np.testing.assert_allclose(ik.com_in_support(pose, q), com / stance.mass, atol=1e-12)  # the compiled one
     assert pose.pitch_rad == 0.0  # standing: no extra lean
     deep, q_deep = ik.balanced(PelvisPose(pose.x_m, 0.0, 0.5, 0.0), q, np.zeros(2), iterations=30)
     assert q_deep[[4, 10]].min() >= robot.q_lower[4] + 0.05 - 1e-3  # ankles kept off their limit

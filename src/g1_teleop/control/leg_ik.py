@@ -102,6 +102,11 @@ class StanceModel:
         return config
 
 
+def _pose(pelvis: PelvisPose) -> np.ndarray:
+    """(x, y, height m, pitch rad): the leg IK's compiled function's pelvis input."""
+    return np.array([pelvis.x_m, pelvis.y_m, pelvis.height_m, pelvis.pitch_rad])
+
+
 def _transform(a_T_b: pin.SE3, b_p: np.ndarray) -> np.ndarray:
     """Points (n, 3) from frame b to frame a."""
     return np.asarray(b_p, dtype=float) @ a_T_b.rotation.T + a_T_b.translation
@@ -123,21 +128,24 @@ class LegIK:
         self._newton = CompiledFunction(self._newton_step())
 
     def _newton_step(self) -> ca.Function:
-        """One Newton step of both legs: (legs (12,) rad in ``_legs`` order, pelvis (x, y, height m, pitch rad) in
-        S) → (the stepped legs, the largest sole error before the step). A sole's error is its target in its own
-        frame, position (m) and rotation vector (rad): zero when it stands at its place."""
+        """One Newton step of both legs: (q (29,) rad, DDS order; pelvis (x, y, height m, pitch rad) in S) → (the
+        stepped legs (12,) in ``_legs`` order, the largest sole error before the step, the centre of mass (3,) in S
+        (m) before the step). A sole's error is its target in its own frame, position (m) and rotation vector (rad):
+        zero when it stands at its place."""
         st = self.stance
         model = st.model
-        legs, pelvis = ca.SX.sym("legs", len(self._legs)), ca.SX.sym("pelvis", 4)
-        slot = {int(i): k for k, i in enumerate(st.joints.idx_q[self._legs])}
-        q = ca.vertcat(*[legs[slot[i]] if i in slot else ca.SX(0) for i in range(model.nq)])
-        frames = [model.frames[i] for i in st.sole_ids]
+        q, pelvis = ca.SX.sym("q", len(st.robot.joint_names)), ca.SX.sym("pelvis", 4)
+        legs = q[self._legs.tolist()]
+        slot = {int(i): k for k, i in enumerate(st.joints.idx_q)}
+        config = ca.vertcat(*[q[slot[i]] if i in slot else ca.SX(0) for i in range(model.nq)])  # hands: open
         pelvis_joint = model.getJointId(FREE_JOINT_NAME)
-        placements = joint_placements(model, q, [f.parentJoint for f in frames], base=pelvis_joint)  # pelvis frame
+        bodies = [j for j in range(1, model.njoints) if pelvis_joint in model.supports[j]]
+        placements = joint_placements(model, config, bodies, base=pelvis_joint)  # pelvis frame
         c, s = ca.cos(pelvis[3]), ca.sin(pelvis[3])
         support_R_pelvis = ca.vertcat(ca.horzcat(c, 0, s), ca.horzcat(0, 1, 0), ca.horzcat(-s, 0, c))
         steps, errors = [], []
-        for k, (frame, support_T_target) in enumerate(zip(frames, st.support_T_sole, strict=True)):
+        for k, (sole, support_T_target) in enumerate(zip(st.sole_ids, st.support_T_sole, strict=True)):
+            frame = model.frames[sole]
             joint_T_sole = frame.placement
             pelvis_T_sole = placements[frame.parentJoint].transform(joint_T_sole.rotation, joint_T_sole.translation)
             support_R_sole = support_R_pelvis @ pelvis_T_sole.world_R
@@ -148,29 +156,31 @@ class LegIK:
             leg = legs[6 * k:6 * k + 6]
             steps.append(-ca.solve(ca.jacobian(error, leg), error))
             errors.append(error)
+        pelvis_com = sum((model.inertias[j].mass * placements[j].point(model.inertias[j].lever) for j in bodies),
+                         ca.SX.zeros(3, 1)) / st.mass
         largest_error = ca.mmax(ca.fabs(ca.vertcat(*errors)))
-        return ca.Function("g1_leg_ik_newton", [legs, pelvis], [legs + ca.vertcat(*steps), largest_error],
-                           ["legs", "pelvis"], ["stepped", "error"])
+        return ca.Function("g1_leg_ik_newton", [q, pelvis],
+                           [legs + ca.vertcat(*steps), largest_error, support_R_pelvis @ pelvis_com + pelvis[:3]],
+                           ["q", "pelvis"], ["stepped", "error", "com"])
 
     def solve(self, pelvis: PelvisPose, q: np.ndarray) -> np.ndarray:
         """``q`` (29,) with the 12 leg joints solved; waist and arms as given; legs warm-start from ``q``."""
-        pose = np.array([pelvis.x_m, pelvis.y_m, pelvis.height_m, pelvis.pitch_rad])
-        solved = np.array(q, dtype=float)
-        legs = solved[self._legs]
-        for _ in range(self.max_iterations):
-            stepped, error = self._newton(legs, pose)
-            if error[0] < self.tolerance:
-                break
-            legs = stepped.copy()
-        else:
-            raise StanceError(f"leg IK did not reach the feet for the pelvis at {pelvis} (residual {error[0]:.2e})")
-        solved[self._legs] = legs
-        return solved
+        return self._solve(pelvis, q)[0]
 
     def com_in_support(self, pelvis: PelvisPose, q: np.ndarray) -> np.ndarray:
         """Centre of mass (3,) in S (m) with the pelvis at ``pelvis`` and the joints at ``q``."""
-        st = self.stance
-        return pin.centerOfMass(st.model, st.data, st.configuration(pelvis.support_T_pelvis(), q)).copy()
+        return self._newton(np.asarray(q, dtype=float), _pose(pelvis))[2].copy()
+
+    def _solve(self, pelvis: PelvisPose, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``solve``'s answer and the centre of mass (3,) in S (m) there."""
+        pose = _pose(pelvis)
+        solved = np.array(q, dtype=float)
+        for _ in range(self.max_iterations):
+            stepped, error, com = self._newton(solved, pose)
+            if error[0] < self.tolerance:
+                return solved, com.copy()
+            solved[self._legs] = stepped
+        raise StanceError(f"leg IK did not reach the feet for the pelvis at {pelvis} (residual {error[0]:.2e})")
 
     def balanced(self, pelvis: PelvisPose, q: np.ndarray, com_target_xy: np.ndarray,
                  iterations: int = 4) -> tuple[PelvisPose, np.ndarray]:
@@ -183,8 +193,8 @@ class LegIK:
         the centre of mass over the feet (the pitch is a lower bound).
         """
         for _ in range(iterations):
-            q = self.solve(pelvis, q)
-            error = self.com_in_support(pelvis, q)[:2] - com_target_xy
+            q, com = self._solve(pelvis, q)
+            error = com[:2] - com_target_xy
             pelvis = replace(pelvis, x_m=float(pelvis.x_m - error[0]), y_m=float(pelvis.y_m - error[1]))
         q = self.solve(pelvis, q)
         if self._ankle_excess(q) <= 0:
@@ -207,9 +217,8 @@ class LegIK:
 
     def _ankle_bound_residual(self, pelvis: PelvisPose, q: np.ndarray,
                               com_target_xy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        q = self.solve(pelvis, q)
-        com_error = self.com_in_support(pelvis, q)[0] - com_target_xy[0]
-        return np.array([com_error, self._ankle_excess(q)]), q
+        q, com = self._solve(pelvis, q)
+        return np.array([com[0] - com_target_xy[0], self._ankle_excess(q)]), q
 
     def pelvis_of(self, q: np.ndarray) -> PelvisPose:
         """The pelvis pose in S that the leg joints ``q`` give with the left sole at its place (FK)."""
