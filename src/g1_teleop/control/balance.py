@@ -33,9 +33,7 @@ import numpy as np
 from g1_teleop.control.leg_ik import StanceModel
 from g1_teleop.control.proprioception import Proprioception
 from g1_teleop.core.compiled_function import CompiledFunction
-from g1_teleop.core.robot_description import FREE_JOINT_NAME
 from g1_teleop.core.rotations import matrix_from_wxyz
-from g1_teleop.core.symbolic_kinematics import joint_placements
 
 GRAVITY_M_S2 = 9.81
 
@@ -90,13 +88,8 @@ class Balance:
         q, dq, world_R_pelvis = ca.SX.sym("q", n), ca.SX.sym("dq", n), ca.SX.sym("world_R_pelvis", 3, 3)
         w, offset, gains = ca.SX.sym("pelvis_w_pelvis", 3), ca.SX.sym("com_offset", 2), ca.SX.sym("gains", 4)
         kp, kd, max_accel, moment_arm = gains[0], gains[1], gains[2], gains[3]
-        slot = {int(i): k for k, i in enumerate(st.joints.idx_q)}
-        config = ca.vertcat(*[q[slot[i]] if i in slot else ca.SX(0) for i in range(model.nq)])  # hands: open
-        pelvis_joint = model.getJointId(FREE_JOINT_NAME)
-        bodies = [j for j in range(1, model.njoints) if pelvis_joint in model.supports[j]]
-        at = joint_placements(model, config, bodies, base=pelvis_joint)  # pelvis frame
-        weighted = {j: model.inertias[j].mass * at[j].point(model.inertias[j].lever) for j in bodies}
-        com = sum(weighted.values(), ca.SX.zeros(3, 1)) / st.mass
+        kinematics = st.pelvis_kinematics(q)
+        at, weighted, com = kinematics.placements, kinematics.weighted_com, kinematics.com(st.mass)
         soles = []  # (its position, its joint) in the pelvis frame
         for sole in st.sole_ids:
             frame = model.frames[sole]

@@ -21,7 +21,7 @@ from g1_teleop.core.foot_contacts import FOOT_BODIES, foot_contact_spheres
 from g1_teleop.core.mujoco_model import build_mujoco_model
 from g1_teleop.core.pinocchio_model import PinJointMap, build_pinocchio_model
 from g1_teleop.core.robot_description import FREE_JOINT_NAME, Robot
-from g1_teleop.core.symbolic_kinematics import joint_placements, log3
+from g1_teleop.core.symbolic_kinematics import SymbolicPlacement, joint_placements, log3
 
 SOLE_FRAMES = ("left_sole", "right_sole")
 LEG_GROUPS = ("left_leg", "right_leg")  # the legs of the soles, in the same order
@@ -101,6 +101,31 @@ class StanceModel:
         config[self.joints.idx_q] = q
         return config
 
+    def pelvis_kinematics(self, q: ca.SX) -> PelvisKinematics:
+        """Every body's placement in the pelvis frame, as CasADi expressions of the 29 joints ``q`` (DDS order; a
+        hand's fingers open), and each body's mass times its centre of mass (kg·m), for compiled functions."""
+        model = self.model
+        slot = {int(i): k for k, i in enumerate(self.joints.idx_q)}
+        config = ca.vertcat(*[q[slot[i]] if i in slot else ca.SX(0) for i in range(model.nq)])
+        pelvis_joint = model.getJointId(FREE_JOINT_NAME)
+        bodies = [j for j in range(1, model.njoints) if pelvis_joint in model.supports[j]]
+        placements = joint_placements(model, config, bodies, base=pelvis_joint)
+        weighted = {j: model.inertias[j].mass * placements[j].point(model.inertias[j].lever) for j in bodies}
+        return PelvisKinematics(placements, weighted)
+
+
+@dataclass(frozen=True)
+class PelvisKinematics:
+    """``placements``: per Pinocchio joint, its placement in the pelvis frame; ``weighted_com``: per body (joint),
+    its mass times its centre of mass there (kg·m); CasADi expressions (StanceModel.pelvis_kinematics)."""
+
+    placements: dict[int, SymbolicPlacement]
+    weighted_com: dict[int, ca.SX]
+
+    def com(self, mass_kg: float) -> ca.SX:
+        """The centre of mass (3x1, m) in the pelvis frame, of a robot of ``mass_kg``."""
+        return sum(self.weighted_com.values(), ca.SX.zeros(3, 1)) / mass_kg
+
 
 def _pose(pelvis: PelvisPose) -> np.ndarray:
     """(x, y, height m, pitch rad): the leg IK's compiled function's pelvis input."""
@@ -114,8 +139,8 @@ def _transform(a_T_b: pin.SE3, b_p: np.ndarray) -> np.ndarray:
 
 class LegIK:
     """Leg joints that put both soles at their place in S for a given pelvis pose: Newton on each leg, each step
-    one compiled function of the 12 leg joints and the pose (core.compiled_function: a few µs, where the same
-    step through Pinocchio's and numpy's Python calls cost 30 µs)."""
+    (with the centre of mass) one compiled function of the joints and the pose (core.compiled_function: a few µs,
+    where the same step through Pinocchio's and numpy's Python calls cost 30 µs)."""
 
     def __init__(self, stance: StanceModel, ankle_margin_rad: float = 0.05, tolerance: float = 1e-6,
                  max_iterations: int = 20) -> None:
@@ -136,11 +161,8 @@ class LegIK:
         model = st.model
         q, pelvis = ca.SX.sym("q", len(st.robot.joint_names)), ca.SX.sym("pelvis", 4)
         legs = q[self._legs.tolist()]
-        slot = {int(i): k for k, i in enumerate(st.joints.idx_q)}
-        config = ca.vertcat(*[q[slot[i]] if i in slot else ca.SX(0) for i in range(model.nq)])  # hands: open
-        pelvis_joint = model.getJointId(FREE_JOINT_NAME)
-        bodies = [j for j in range(1, model.njoints) if pelvis_joint in model.supports[j]]
-        placements = joint_placements(model, config, bodies, base=pelvis_joint)  # pelvis frame
+        kinematics = st.pelvis_kinematics(q)
+        placements = kinematics.placements
         c, s = ca.cos(pelvis[3]), ca.sin(pelvis[3])
         support_R_pelvis = ca.vertcat(ca.horzcat(c, 0, s), ca.horzcat(0, 1, 0), ca.horzcat(-s, 0, c))
         steps, errors = [], []
@@ -156,11 +178,9 @@ class LegIK:
             leg = legs[6 * k:6 * k + 6]
             steps.append(-ca.solve(ca.jacobian(error, leg), error))
             errors.append(error)
-        pelvis_com = sum((model.inertias[j].mass * placements[j].point(model.inertias[j].lever) for j in bodies),
-                         ca.SX.zeros(3, 1)) / st.mass
+        support_com = support_R_pelvis @ kinematics.com(st.mass) + pelvis[:3]
         largest_error = ca.mmax(ca.fabs(ca.vertcat(*errors)))
-        return ca.Function("g1_leg_ik_newton", [q, pelvis],
-                           [legs + ca.vertcat(*steps), largest_error, support_R_pelvis @ pelvis_com + pelvis[:3]],
+        return ca.Function("g1_leg_ik_newton", [q, pelvis], [legs + ca.vertcat(*steps), largest_error, support_com],
                            ["q", "pelvis"], ["stepped", "error", "com"])
 
     def solve(self, pelvis: PelvisPose, q: np.ndarray) -> np.ndarray:
