@@ -111,16 +111,21 @@ class StanceModel:
         bodies = [j for j in range(1, model.njoints) if pelvis_joint in model.supports[j]]
         placements = joint_placements(model, config, bodies, base=pelvis_joint)
         weighted = {j: model.inertias[j].mass * placements[j].point(model.inertias[j].lever) for j in bodies}
-        return PelvisKinematics(placements, weighted)
+        soles = tuple(placements[model.frames[i].parentJoint].transform(model.frames[i].placement.rotation,
+                                                                        model.frames[i].placement.translation)
+                      for i in self.sole_ids)
+        return PelvisKinematics(placements, weighted, soles)
 
 
 @dataclass(frozen=True)
 class PelvisKinematics:
     """``placements``: per Pinocchio joint, its placement in the pelvis frame; ``weighted_com``: per body (joint),
-    its mass times its centre of mass there (kg·m); CasADi expressions (StanceModel.pelvis_kinematics)."""
+    its mass times its centre of mass there (kg·m); ``soles``: the sole frames' placements there (SOLE_FRAMES'
+    order); CasADi expressions (StanceModel.pelvis_kinematics)."""
 
     placements: dict[int, SymbolicPlacement]
     weighted_com: dict[int, ca.SX]
+    soles: tuple[SymbolicPlacement, ...]
 
     def com(self, mass_kg: float) -> ca.SX:
         """The centre of mass (3x1, m) in the pelvis frame, of a robot of ``mass_kg``."""
@@ -158,18 +163,13 @@ class LegIK:
         (m) before the step). A sole's error is its target in its own frame, position (m) and rotation vector (rad):
         zero when it stands at its place."""
         st = self.stance
-        model = st.model
         q, pelvis = ca.SX.sym("q", len(st.robot.joint_names)), ca.SX.sym("pelvis", 4)
         legs = q[self._legs.tolist()]
         kinematics = st.pelvis_kinematics(q)
-        placements = kinematics.placements
         c, s = ca.cos(pelvis[3]), ca.sin(pelvis[3])
         support_R_pelvis = ca.vertcat(ca.horzcat(c, 0, s), ca.horzcat(0, 1, 0), ca.horzcat(-s, 0, c))
         steps, errors = [], []
-        for k, (sole, support_T_target) in enumerate(zip(st.sole_ids, st.support_T_sole, strict=True)):
-            frame = model.frames[sole]
-            joint_T_sole = frame.placement
-            pelvis_T_sole = placements[frame.parentJoint].transform(joint_T_sole.rotation, joint_T_sole.translation)
+        for k, (pelvis_T_sole, support_T_target) in enumerate(zip(kinematics.soles, st.support_T_sole, strict=True)):
             support_R_sole = support_R_pelvis @ pelvis_T_sole.world_R
             support_p_sole = support_R_pelvis @ pelvis_T_sole.world_p + pelvis[:3]
             sole_R_target = support_R_sole.T @ ca.DM(support_T_target.rotation)
