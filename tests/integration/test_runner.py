@@ -64,7 +64,15 @@ def test_a_killed_launcher_takes_its_nodes_with_it(ros_domain):
         time.sleep(0.2)
         alive = [pid for pid in children if Path(f"/proc/{pid}").exists()
                  and "Z" not in Path(f"/proc/{pid}/stat").read_text().split()[2]]
-    assert not alive, f"nodes still running after their launcher was killed: {alive}"
+    assert not alive, f"nodes still running after their launcher was killed: {[command_line(pid) for pid in alive]}"
+
+
+def command_line(pid: int) -> str:
+    """The process's command line (its first 200 characters), for a failure message."""
+    try:
+        return f"{pid}: " + Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()[:200]
+    except OSError:
+        return f"{pid}: gone"
 
 
 def test_sim_job_rejects_a_bad_scenario_before_starting(tmp_path):
