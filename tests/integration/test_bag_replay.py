@@ -35,7 +35,9 @@ def test_a_recorded_run_replays_into_the_same_graph_exactly(sim_job):
     for topic in ("/xr/head", "/xr/left_wrist", "/xr/right_wrist", "/teleop/arm_target", "/joint_command",
                   "/joint_states", "/imu", "/odom", "/clock", "/teleop/trace", "/teleop/mode", "/diagnostics"):
         assert topic in counts, f"{topic} missing from the bag: {counts}"
-    assert counts["/xr/left_wrist"] >= periods and counts["/joint_states"] >= periods, counts
+    # joint_states is reliable: every one; xr/* is best-effort, and the recorder may miss a few of a lockstep graph's
+    # bursts (a CI run: 293 of 300), as the matching below allows
+    assert counts["/joint_states"] >= periods and counts["/xr/left_wrist"] >= 0.95 * periods, counts
     assert recorded.summary["bag_messages"] == sum(counts.values())
     # Log times are the simulated clock when the message arrived at the recorder (the last /clock before it, not the
     # wall clock): the message's own stamp, or at most a control period away when a state and its /clock cross,
