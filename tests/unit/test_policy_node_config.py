@@ -18,6 +18,9 @@ def test_the_defaults_are_legal():
     ({"sync_timeout_s": 0.0}, r"sync_timeout_s must be > 0, got 0.0"),
     ({"joy_axes": (1, 4, 1)}, r"joy_axes needs 5 values, got 3"),
     ({"joy_buttons": (0, -1)}, r"joy_buttons must be >= 0"),
+    ({"command_lead_s": -0.001}, r"command_lead_s must be >= 0"),
+    ({"command_lead_s": 0.01}, r"command_lead_s 0.01 s must be less than half of control_dt \(0.02 s\)"),
+    ({"command_lead_s": 0.004, "control_dt": 0.005}, r"less than half of control_dt \(0.005 s\)"),
 ])
 def test_illegal_values_name_the_parameter(kwargs, message):
     with pytest.raises(ValueError, match=message):

@@ -30,6 +30,10 @@ class PolicyNodeConfig:
                                 positive=True)
     lockstep: bool = setting(True, "one command per joint_states stamp, once that stamp's IMU sample and arm "
                              "target are in; false: a command every control_dt from the newest inputs")
+    command_lead_s: float = setting(0.0, "real time: each command is computed this long before its tick's time, "
+                                    "from the inputs then, and written at its time, so that how long the computing "
+                                    "takes moves no write (s; less than half of control_dt); 0: computed at its time, "
+                                    "from the freshest inputs", minimum=0.0)
     arm_step_limit_rad: float = setting(0.01, "largest arm target step per control period (rad; a tick after "
                                               "skipped periods takes up to 3)", positive=True)
     arm_target_timeout_s: float = setting(0.5, "real time: an older teleop/arm_target is stale and the arms hold "
@@ -53,3 +57,6 @@ class PolicyNodeConfig:
 
     def __post_init__(self) -> None:
         check_settings(self)
+        if self.command_lead_s >= self.control_dt / 2:
+            raise ValueError(f"command_lead_s {self.command_lead_s} s must be less than half of control_dt "
+                             f"({self.control_dt} s): a command computed earlier answers too old a state")

@@ -44,6 +44,7 @@ from g1_teleop.control.policy_inputs import RefusedInput
 from g1_teleop.control.policy_settings import PolicyNodeConfig
 from g1_teleop.control.policy_step import PolicyStep
 from g1_teleop.control.tick_delays import TickDelays
+from g1_teleop.control.tick_schedule import TickSchedule
 from g1_teleop.control.whole_body_target import WholeBodyTargetBuilder
 from g1_teleop.core.dex3_description import load_dex3
 from g1_teleop.core.modes import Mode
@@ -55,16 +56,6 @@ from g1_teleop.ros.node_main import run
 from g1_teleop.ros.parameters import declare_config
 from g1_teleop.ros.polled_subscription import LatestInputs
 from g1_teleop.ros.qos import QOS_COMMAND, QOS_LATCHED, QOS_SENSOR, QOS_STATE
-
-# The tick timer wakes this early and the tick waits for its time here: re-armed for each tick, the EventsExecutor's
-# timer fires 0.3–0.4 ms late p50 and 1.3–1.8 ms p99 on this project's 2-core machine, and every tick's lateness is the
-# command's. Woken early, it first takes the inputs received so far, so that the take at its time finds the code and
-# data warm. On sim time as well: in the composed simulation graph (one thread) a tick's instant falls just after the
-# physics timer's due time (the clock follows /clock's least delayed samples), so a wake planned 1 ms early met that
-# step in 21–151 of 500 ticks (traced, 2026-12-07) and waited for it; 2 ms early it precedes it and the step follows
-# the tick. Written jitter p99 (bench policy's simulation graph, control process at SCHED_FIFO), 2 against 1 ms:
-# median 0.61 (0.32–2.95, 10 runs) against 1.74 ms (0.66–4.53, 7); the robot graph's was no worse (README).
-TICK_LEAD_S = 0.002
 
 
 class Policy(Node):
@@ -82,6 +73,7 @@ class Policy(Node):
         self.inputs, self.intake = self.step.inputs, self.step.intake
         self.warn, self.log = WarnOnce(self), RateLimitedLog(self.get_logger())
         self.clock = ControlClock(ControlClockConfig(period_s=cfg.control_dt))
+        self.schedule = TickSchedule(self.clock, cfg.command_lead_s)
         self.sim_time = bool(self.get_parameter("use_sim_time").value)
         self.last_command: JointState | None = None
         self.commands = 0
@@ -195,32 +187,36 @@ class Policy(Node):
             self.tick()
 
     def on_tick_timer(self) -> None:
-        called_s = now = time.monotonic()
+        now = time.monotonic()
         if not self.sim_time:  # the ROS clock is the source
             self.clock.put(self.get_clock().now().nanoseconds, now)
-        ahead = self.clock.until_next_s(now)
-        if ahead is not None and 0.0 < ahead <= TICK_LEAD_S:  # woken early: the tick starts at its time, not later
-            self.tick_inputs.poll()  # the inputs so far
-            now = wait_until(now + ahead)
-        timing = self.clock.poll(now)
-        self.tick_timer.timer_period_ns = max(1, round((timing.wait_s - TICK_LEAD_S) * 1e9))
+        plan = self.schedule.plan(now)
+        if plan.early and plan.compute_s > now:  # before its computing time: the inputs so far, then wait for it
+            self.tick_inputs.poll()
+            wait_until(plan.compute_s)
+        timing = self.clock.poll(plan.tick_s)
+        self.tick_timer.timer_period_ns = round(self.schedule.next_wake_in_s(plan, timing, time.monotonic()) * 1e9)
         self.tick_timer.reset()
         if timing.due:
             start_s = time.monotonic()
             self.tick_inputs.poll()
             taken_s = time.monotonic()
-            self.tick(timing.stamp_ns)
-            if ahead is not None:  # (the tick's time: called_s + ahead)
-                self.tick_delays.record(start_s - called_s - ahead, taken_s - start_s, time.monotonic() - taken_s,
-                                        woke_late=ahead <= 0)
+            step_s = self.tick(timing.stamp_ns, write_s=plan.tick_s)
+            if plan.ahead_s is not None:
+                self.tick_delays.record(start_s - plan.compute_s, taken_s - start_s, step_s,
+                                        woke_late=plan.ahead_s <= 0)
 
-    def tick(self, clock_stamp_ns: int | None = None) -> None:
-        """One command: lockstep, stamped with the state it answers; real time, with the tick's clock time."""
-        command, problems = self.step(time.monotonic(), clock_stamp_ns)
+    def tick(self, clock_stamp_ns: int | None = None, write_s: float | None = None) -> float:
+        """One command: lockstep, stamped with the state it answers; real time, with the tick's clock time, written
+        no earlier than ``write_s`` (monotonic s: command_lead_s). Returns the time it took (s) less that wait."""
+        start_s = time.monotonic()
+        command, problems = self.step(start_s, clock_stamp_ns)
         for kind, message in problems:
             self.warn(kind, message)
         if command is None:
-            return
+            return time.monotonic() - start_s
+        if write_s is not None and (computed_s := time.monotonic()) < write_s:
+            start_s += wait_until(write_s) - computed_s
         target, stamp = command.target, to_stamp(command.stamp_ns)
         if target.gains_changed:  # before the command: a bridge applies them from that command on
             self.pub_gains.publish(gains_msg(self.robot.joint_names, stamp, target.gains.kp, target.gains.kd))
@@ -236,6 +232,7 @@ class Policy(Node):
             trace = TimeReference(time_ref=to_stamp(command.arm_stamp_ns), source="policy")
             trace.header.stamp, trace.header.frame_id = msg.header.stamp, "joint_command"
             self.pub_trace.publish(trace)
+        return time.monotonic() - start_s
 
 
 def main(args: list[str] | None = None) -> None:
