@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from unittest import mock
 
 import pytest
@@ -48,3 +49,16 @@ def test_a_benchmark_run_twice_reports_both_runs_and_their_spread(capsys: pytest
     assert result["max"]["control_period_p50_ms"] == max(periods)
     assert result["median"]["periods"] == 1000
     assert "(run 1 of 2)" in captured.err and "(run 2 of 2)" in captured.err
+
+
+@pytest.mark.parametrize("name", ["policy", "lowcmd", "damping"])
+def test_a_bench_of_the_robots_graph_without_the_robot_sdk_says_how_to_install_it_before_it_starts(
+        name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from g1_teleop.tools.bench import damping, lowcmd, policy
+    from g1_teleop.tools.bench.figures import BenchError
+
+    monkeypatch.setitem(sys.modules, "unitree_sdk2py", None)  # not installed
+    bench = {"policy": policy.bench_policy, "lowcmd": lowcmd.bench_lowcmd, "damping": damping.bench_damping}[name]
+    monkeypatch.setattr("g1_teleop.core.robot_description.load_robot", mock.Mock(side_effect=AssertionError("started")))
+    with pytest.raises(BenchError, match=r"unitree_sdk2py is not installed: run scripts/install_robot_sdk.sh"):
+        bench()

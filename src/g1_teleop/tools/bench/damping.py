@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from g1_teleop.tools.bench.figures import BenchError
+from g1_teleop.tools.bench.figures import BenchError, require_robot_sdk
 
 if TYPE_CHECKING:
     from g1_teleop.hardware.robot_dds import RobotDds
@@ -184,11 +184,7 @@ def bench_damping() -> dict[str, float | None]:
     from g1_teleop.launching.process_runner import GraphProcesses
     from g1_teleop.tools.virtual_graph import GraphPriorities, Operator, VirtualGraphConfig, virtual_graph_nodes
 
-    try:
-        import unitree_sdk2py  # noqa: F401
-    except ImportError:
-        raise BenchError("unitree_sdk2py is not installed: run scripts/install_robot_sdk.sh (./run test does)") \
-            from None
+    require_robot_sdk()
     try:
         options = DampingOptions.from_env(os.environ)
     except ValueError as exc:

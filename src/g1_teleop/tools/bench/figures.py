@@ -1,4 +1,5 @@
-"""What every benchmark shares: its error and its percentile figures, named quantity_stat_unit."""
+"""What every benchmark shares: its error, its check for the robot SDK, and its percentile figures, named
+quantity_stat_unit."""
 
 from __future__ import annotations
 
@@ -9,6 +10,16 @@ import numpy as np
 
 class BenchError(RuntimeError):
     """A benchmark could not run (its message says why and what to do)."""
+
+
+def require_robot_sdk() -> None:
+    """Raise BenchError, saying how to install it, unless unitree_sdk2py (the virtual robot's and hw_bridge's) can
+    be imported: before a benchmark that runs them starts anything."""
+    try:
+        import unitree_sdk2py  # noqa: F401
+    except ImportError:
+        raise BenchError("unitree_sdk2py is not installed: run scripts/install_robot_sdk.sh (./run test does)") \
+            from None
 
 
 def percentiles(prefix: str, samples_s: list[float], unit: str = "ms", digits: int = 4,

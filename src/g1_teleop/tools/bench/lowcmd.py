@@ -37,7 +37,7 @@ import numpy as np
 
 from g1_teleop.core.realtime_loop import Pacer
 from g1_teleop.core.realtime_priority import use_fifo_scheduling
-from g1_teleop.tools.bench.figures import BenchError, jitter_p99_ms, percentiles
+from g1_teleop.tools.bench.figures import BenchError, jitter_p99_ms, percentiles, require_robot_sdk
 
 if TYPE_CHECKING:
     from diagnostic_msgs.msg import DiagnosticArray
@@ -191,11 +191,7 @@ def bench_lowcmd(seconds: float = 5.0, writes: int = 2500) -> dict[str, float]:
     from g1_teleop.tools.robot_probe import RobotProbe
     from g1_teleop.tools.virtual_graph import GraphPriorities
 
-    try:
-        import unitree_sdk2py  # noqa: F401
-    except ImportError:
-        raise BenchError("unitree_sdk2py is not installed: run scripts/install_robot_sdk.sh (./run test does)") \
-            from None
+    require_robot_sdk()
     robot = load_robot()
     priority = _priority(os.environ.get(PRIORITY_ENV, ""))
     env = {"ROS_DOMAIN_ID": str(ROS_DOMAIN_ID), "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}

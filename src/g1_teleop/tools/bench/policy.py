@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from g1_teleop.tools.bench.figures import BenchError, jitter_p99_ms, percentiles
+from g1_teleop.tools.bench.figures import BenchError, jitter_p99_ms, percentiles, require_robot_sdk
 from g1_teleop.tools.stolen_time import StolenTime
 
 
@@ -186,6 +186,7 @@ def bench_policy(ticks: int = 1000, realtime_s: float = 10.0) -> dict[str, float
     from g1_teleop.control.controller_factory import make_lower_body
     from g1_teleop.core.robot_description import load_robot
 
+    require_robot_sdk()  # (the robot's graph runs last: say so before minutes of the rest)
     robot = load_robot()
     controllers = {name: make_lower_body(robot, name) for name in ("openwbt", "builtin")}
     figures: dict[str, float] = {"ticks": ticks}
