@@ -234,7 +234,7 @@ def _cmd_latency(args: argparse.Namespace) -> int:
 
 def _cmd_bench(args: argparse.Namespace) -> int:
     from g1_teleop.tools.bench import benchmark
-    from g1_teleop.tools.bench.figures import BenchError, across_runs
+    from g1_teleop.tools.bench.figures import BenchError
 
     runs: list[dict[str, float]] = []
     for n in range(1, args.runs + 1):
@@ -245,10 +245,21 @@ def _cmd_bench(args: argparse.Namespace) -> int:
             runs.append(benchmark(args.name)())
         except BenchError as exc:
             print(f"{which}: {exc}", file=sys.stderr)
+            if runs:  # (minutes of runs that did finish are kept: their figures, then exit 1)
+                print(f"g1-teleop bench {args.name}: the figures of the {len(runs)} run(s) before it on stdout",
+                      file=sys.stderr)
+                _print_figures(runs, args.json)
             return 1
-    figures = runs[0] if args.runs == 1 else across_runs(runs)
-    print(json.dumps(figures) if args.json else json.dumps(figures, indent=2))
+    _print_figures(runs, args.json)
     return 0
+
+
+def _print_figures(runs: list[dict[str, float]], as_json: bool) -> None:
+    """One run's figures as they are; several runs' median, min, max and each run (figures.across_runs)."""
+    from g1_teleop.tools.bench.figures import across_runs
+
+    figures = runs[0] if len(runs) == 1 else across_runs(runs)
+    print(json.dumps(figures) if as_json else json.dumps(figures, indent=2))
 
 
 def _positive_int(text: str) -> int:
@@ -265,8 +276,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     sim = sub.add_parser("sim", help="run the simulation graph headless on a scenario and write a run directory",
-                         description="Run xr_input → retarget → policy → sim_bridge as separate processes, "
-                                     "record them, and write summary.json, recording.npz and plots.")
+                         description="Run the simulation graph (xr_input → retarget → policy → sim_bridge, composed in "
+                                     "one process, and robot_state) headless, record it, and write summary.json, "
+                                     "recording.npz and plots.")
     sim.add_argument("--duration", type=float, default=None,
                      help="simulated seconds (default: the scenario's duration, 38 s for the default one)")
     sim.add_argument("--scenario", default="default", help="scenario name in config/scenarios/ or a YAML path")

@@ -1,8 +1,9 @@
 """The main job: run the simulation graph headless for a while, record it, write a run directory.
 
-The graph's nodes run as separate processes (g1_teleop.launching.process_runner); a recorder node in this process
-collects the topics. The run directory holds summary.json, recording.npz, nodes.log, PNG plots, the bag and
-report.html (g1_teleop.tools.run_report, unless ``report`` is off).
+The graph runs as the simulation graph file composes it (g1_teleop.launching.process_runner: the control chain in one
+process, robot_state in another); a recorder node in this process collects the topics. The run directory holds
+summary.json, recording.npz, nodes.log, PNG plots, the bag and report.html (g1_teleop.tools.run_report, unless
+``report`` is off).
 """
 
 from __future__ import annotations
