@@ -426,24 +426,3 @@ def test_slew_continues_from_the_target_actually_sent(robot):
     free = sent - robot.q_lower > step  # joints held back by the torque bound, not by their lower limit
     assert free.sum() >= 20
     np.testing.assert_allclose((sent - out.command.q)[free], step[free])
-
-
-def test_a_request_repeated_after_it_took_effect_is_told_from_a_refusal(robot):
-    """The operator tool's bring-up asks again when an answer is lost; the bridge's refusal of the repeat must say
-    that the first request took effect (tools.virtual_graph reads it so), and a real refusal must not."""
-    from g1_teleop.tools.virtual_graph import request_took_effect
-
-    bench = Bench(robot, ramp_duration_s=0.1)
-    bench.tick()
-    bench.tick(START)
-    assert bench.safety.state is S.RAMP
-    assert request_took_effect(str(bench.tick(START).notices[0]), "RAMP", "HOLD")
-    bench.tick(dt=0.1 + TICK)
-    not_yet = str(bench.tick(ACTIVATE).notices[0])  # no policy command yet: a real refusal
-    assert "no valid joint_command" in not_yet and not request_took_effect(not_yet, "ACTIVE")
-    bench.send(bench.policy_command())
-    bench.tick(ACTIVATE)
-    assert bench.safety.state is S.ACTIVE
-    assert request_took_effect(str(bench.tick(ACTIVATE).notices[0]), "ACTIVE")
-    refused = str(bench.tick(START).notices[0])  # ACTIVE: a start is refused for real
-    assert not request_took_effect(refused, "RAMP", "HOLD")

@@ -9,7 +9,6 @@ then activate once the policy's commands arrive). Times: wall seconds (monotonic
 from __future__ import annotations
 
 import dataclasses
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,8 +24,6 @@ if TYPE_CHECKING:
     from g1_teleop.launching.process_runner import GraphProcesses
 
 SERVICES = ("hw_bridge/start", "hw_bridge/activate", "xr_input/play")
-ANSWER_TIMEOUT_S = 5.0  # a request unanswered this long is sent again (hw_bridge answers within 2 s)
-CALL_ATTEMPTS = 3
 
 
 @dataclass(frozen=True)
@@ -98,12 +95,6 @@ def virtual_graph_nodes(cfg: VirtualGraphConfig) -> list[NodeSpec]:
     return nodes
 
 
-def request_took_effect(refusal: str, *states: str) -> bool:
-    """Whether hw_bridge refused a request because the bridge is already where the request leads (its refusal "only
-    from HOLD (now ACTIVE)"): a request sent again after an unanswered one that took effect."""
-    return any(refusal.endswith(f"(now {state})") for state in states)
-
-
 def last_lines(log: list[str], count: int, node: str = "") -> str:
     """The last ``count`` lines of a graph's output (GraphProcesses': each line prefixed ``[name]``); with ``node``,
     that node's only (another node's repeated lines would hide them)."""
@@ -158,42 +149,25 @@ class Operator:
 
     def spin_until(self, condition: Callable[[], bool], timeout_s: float, what: str) -> None:
         """Spin until ``condition``; RuntimeError "{what} within {timeout_s} s" when it does not come."""
-        if not self._spin_until(condition, timeout_s):
-            raise RuntimeError(f"{what} within {timeout_s:g} s; the graph's last lines:\n{self.last_lines()}")
-
-    def _spin_until(self, condition: Callable[[], bool], timeout_s: float) -> bool:
-        """Spin until ``condition`` (True) or ``timeout_s`` (False); RuntimeError when a required node exited."""
         deadline = time.monotonic() + timeout_s
         while not condition():
             if (failure := self.graph.check()) is not None:
                 raise RuntimeError(f"{failure}; its last lines:\n{self.last_lines()}")
             if time.monotonic() > deadline:
-                return False
+                raise RuntimeError(f"{what} within {timeout_s:g} s; the graph's last lines:\n{self.last_lines()}")
             self.executor.spin_once(timeout_sec=0.01)
-        return True
 
     def spin_for(self, seconds: float) -> None:
         deadline = time.monotonic() + seconds
         self.spin_until(lambda: time.monotonic() >= deadline, seconds + 1.0, "")
 
-    def call(self, service: str, answer_timeout_s: float = ANSWER_TIMEOUT_S) -> Trigger.Response:
-        """Call one of ``SERVICES`` and return its answer. A request unanswered within ``answer_timeout_s`` is sent
-        again, ``CALL_ATTEMPTS`` in all, with a line on stderr: on a slow machine a request sent just after the
-        service was discovered can go unanswered (seen here in 2 of 18 bring-ups of ``bench policy`` on a host a
-        third of the reference speed, hw_bridge logging nothing of it), and an operator would ask again too. The
-        answer to a repeated request may then say that the first one took effect (bring_up reads it so)."""
+    def call(self, service: str) -> Trigger.Response:
+        """Call one of ``SERVICES`` and return its answer."""
         client = self._clients[service]
         self.spin_until(client.service_is_ready, 60.0, f"no service {service}")
-        for attempt in range(1, CALL_ATTEMPTS + 1):
-            future = client.call_async(self._trigger.Request())
-            if self._spin_until(future.done, answer_timeout_s):
-                return future.result()
-            client.remove_pending_request(future)
-            if attempt < CALL_ATTEMPTS:
-                print(f"no answer from {service} within {answer_timeout_s:g} s: asking again ({attempt + 1} of "
-                      f"{CALL_ATTEMPTS})", file=sys.stderr, flush=True)
-        raise RuntimeError(f"no answer from {service} to {CALL_ATTEMPTS} requests of {answer_timeout_s:g} s each; "
-                           f"the graph's last lines:\n{self.last_lines()}")
+        future = client.call_async(self._trigger.Request())
+        self.spin_until(future.done, 15.0, f"no answer from {service}")  # (a loaded machine delays it)
+        return future.result()
 
     def trip_lines(self) -> list[str]:
         """The bridge's log lines of its transitions to DAMP so far, its own shutdown not counted."""
@@ -213,8 +187,6 @@ class Operator:
         for attempt in range(1, ramp_attempts + 1):
             for _ in range(10):  # a LowState delayed by a loaded machine, or legs still swinging, refuse a start
                 answer = self.call("hw_bridge/start")
-                if request_took_effect(answer.message, "RAMP", "HOLD"):
-                    answer.success = True
                 if answer.success or ("no fresh LowState" not in answer.message
                                       and "beyond its limit" not in answer.message):
                     break
@@ -232,8 +204,6 @@ class Operator:
             self.spin_for(2.0)  # (the legs settle)
         deadline = time.monotonic() + activate_timeout_s
         while not (answer := self.call("hw_bridge/activate")).success:
-            if request_took_effect(answer.message, "ACTIVE"):
-                break
             if "no valid joint_command" not in answer.message:  # (only a policy still starting is waited for)
                 raise RuntimeError(f"hw_bridge/activate refused: {answer.message}; the graph's last lines:\n"
                                    f"{self.last_lines()}")
