@@ -51,6 +51,26 @@ def test_a_benchmark_run_twice_reports_both_runs_and_their_spread(capsys: pytest
     assert "(run 1 of 2)" in captured.err and "(run 2 of 2)" in captured.err
 
 
+def test_a_run_that_fails_keeps_the_figures_of_the_runs_before_it(capsys: pytest.CaptureFixture[str]) -> None:
+    from g1_teleop.tools.bench.figures import BenchError
+
+    outcomes = iter([{"jitter_p99_ms": 0.4}, {"jitter_p99_ms": 0.6}, BenchError("no answer from hw_bridge/activate")])
+
+    def one_run() -> dict[str, float]:
+        outcome = next(outcomes)
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+
+    with mock.patch("g1_teleop.tools.bench.benchmark", return_value=one_run):
+        assert cli_main(["bench", "policy", "--runs", "3", "--json"]) == 1
+    captured = capsys.readouterr()
+    assert "(run 3 of 3): no answer from hw_bridge/activate" in captured.err
+    assert "the figures of the 2 run(s) before it" in captured.err
+    result = json.loads(captured.out)
+    assert result["runs"] == 2 and result["median"] == {"jitter_p99_ms": 0.5}
+
+
 @pytest.mark.parametrize("name", ["policy", "lowcmd", "damping"])
 def test_a_bench_of_the_robots_graph_without_the_robot_sdk_says_how_to_install_it_before_it_starts(
         name: str, monkeypatch: pytest.MonkeyPatch) -> None:
