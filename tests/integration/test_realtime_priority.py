@@ -1,14 +1,16 @@
-"""Real-time priority and cores reach the processes they are asked for, every thread of each. Priority once they
-have started, with their memory locked: the virtual robot (``--priority``, as the graph's ``lowcmd_priority`` passes
-it) and a ROS node of the graph (a node's ``priority``, passed by the runner in G1_TELEOP_SCHED_FIFO and applied by
-node_main once the node is constructed); without the right to it (no CAP_SYS_NICE), each says why in one line and
-runs on. Cores from the start: a node that keeps some (``cpus``, as the graphs' ``control_cpus`` give the command
-chain) runs on them only and a process that names none (here the virtual robot) on the cores left only (the pip
-runner starts each under ``taskset -c``)."""
+"""Real-time priority and cores reach the processes they are asked for. Priority once they have started, for every
+thread but the middleware's housekeeping ones (core/realtime_priority.py: they may busy-wait), with their memory
+locked: the virtual robot (``--priority``, as the graph's ``lowcmd_priority`` passes it) and a ROS node of the graph
+(a node's ``priority``, passed by the runner in G1_TELEOP_SCHED_FIFO and applied by node_main once the node is
+constructed); without the right to it (no CAP_SYS_NICE), each says why in one line and runs on. Cores from the
+start, for every thread: a node that keeps some (``cpus``, as the graphs' ``control_cpus`` give the command chain)
+runs on them only and a process that names none (here the virtual robot) on the cores left only (the pip runner
+starts each under ``taskset -c``)."""
 
 from __future__ import annotations
 
 import os
+import re
 import time
 from pathlib import Path
 
@@ -32,6 +34,36 @@ def _priorities(pid: int) -> set[tuple[int, int]]:
     return out
 
 
+# The middleware's receive threads: Fast DDS's (UDP, shared memory) and Cyclone DDS's (and its user data delivery).
+_RECEIVE_THREADS = re.compile(r"dds\.(udp|shm)\.\d+|recv(UC|MC)?|dq\.user")
+# Its housekeeping threads: Fast DDS's (asynchronous writers, events, its shared memory's watchdog) and Cyclone
+# DDS's (timed events, garbage collection).
+_HOUSEKEEPING_THREADS = ("dds.asyn.", "dds.ev.", "dds.shm.wdog", "tev", "gc")
+
+
+def _threads(pid: int) -> list[tuple[int, str, tuple[int, int]]]:
+    """(id, name, (scheduling policy, priority)) of every thread of a process."""
+    out = []
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            name = Path(f"/proc/{pid}/task/{tid}/comm").read_text().strip()
+            out.append((int(tid), name, (os.sched_getscheduler(int(tid)), os.sched_getparam(int(tid)).sched_priority)))
+        except (FileNotFoundError, ProcessLookupError):  # (a thread that ended meanwhile)
+            continue
+    return out
+
+
+def _assert_control_path_at(pid: int, priority: int, lines: list[str]) -> None:
+    """The main thread and the middleware's receive threads at SCHED_FIFO ``priority``; the middleware's
+    housekeeping threads at normal scheduling (and some of each kind present)."""
+    threads = _threads(pid)
+    receive = [(name, sched) for tid, name, sched in threads if tid == pid or _RECEIVE_THREADS.fullmatch(name)]
+    other = [(name, sched) for _, name, sched in threads if name.startswith(_HOUSEKEEPING_THREADS)]
+    assert len(receive) > 1 and other, (threads, "\n".join(lines[-20:]))
+    assert {sched for _, sched in receive} == {(os.SCHED_FIFO, priority)}, (receive, "\n".join(lines[-20:]))
+    assert {sched for _, sched in other} == {(os.SCHED_OTHER, 0)}, other
+
+
 def _locked_kb(pid: int) -> int:
     """The process's locked memory (VmLck, kB)."""
     status = Path(f"/proc/{pid}/status").read_text().splitlines()
@@ -52,7 +84,7 @@ def _threads_cpus(pid: int) -> set[frozenset[int]]:
     return out
 
 
-def test_the_asked_priority_and_cores_reach_every_thread(ros_domain, tmp_path):
+def test_the_asked_priority_reaches_the_control_path_and_the_cores_every_thread(ros_domain, tmp_path):
     usable = usable_cpus()
     kept = max(usable) if len(usable) > 1 else None  # (one core: none to keep apart, the priorities only)
     path = tmp_path / "graph.yaml"
@@ -76,8 +108,8 @@ def test_the_asked_priority_and_cores_reach_every_thread(ros_domain, tmp_path):
             assert _threads_cpus(graph.pid("robot_state")) == {frozenset({kept})}, "\n".join(lines[-20:])
             assert _threads_cpus(graph.pid("virtual_robot")) == {usable - {kept}}, "\n".join(lines[-20:])
         if os.geteuid() == 0:
-            assert _priorities(graph.pid("virtual_robot")) == {(os.SCHED_FIFO, 20)}, "\n".join(lines[-20:])
-            assert _priorities(graph.pid("robot_state")) == {(os.SCHED_FIFO, 15)}, "\n".join(lines[-20:])
+            _assert_control_path_at(graph.pid("virtual_robot"), 20, lines)  # Cyclone DDS
+            _assert_control_path_at(graph.pid("robot_state"), 15, lines)  # Fast DDS
             # mlockall: every mapping locked (the whole of each, MCL_ONFAULT: their pages once touched)
             assert min(_locked_kb(graph.pid(name)) for name in ("virtual_robot", "robot_state")) > 100_000
         else:
@@ -90,9 +122,10 @@ def test_the_asked_priority_and_cores_reach_every_thread(ros_domain, tmp_path):
 
 def test_the_simulated_control_chain_runs_at_its_priority_in_real_time_only_and_on_its_cores(rclpy_context):
     """sim.yaml's control_priority and control_cpus: in real time the composed control process (sim_bridge, policy,
-    retarget, xr_input) runs every thread at that priority and on the kept core, robot_state at normal scheduling
-    on the others, and the commands flow (without the right to the priority, it says so once and runs on); in
-    lockstep, where the chain never sleeps, sim_bridge refuses to start with the priority and says why."""
+    retarget, xr_input) runs its control path at that priority and every thread on the kept core, robot_state at
+    normal scheduling on the others, and the commands flow (without the right to the priority, it says so once and
+    runs on); in lockstep, where the chain never sleeps, sim_bridge refuses to start with the priority and says
+    why."""
     from g1_teleop.ros.polled_subscription import command_reader
 
     graph = load_graph("sim")
@@ -111,7 +144,7 @@ def test_the_simulated_control_chain_runs_at_its_priority_in_real_time_only_and_
             time.sleep(0.1)
             commands += len(reader.take_all())
         if os.geteuid() == 0:
-            assert _priorities(realtime.pid("policy")) == {(os.SCHED_FIFO, 30)}, "\n".join(lines[-20:])
+            _assert_control_path_at(realtime.pid("policy"), 30, lines)
             assert _locked_kb(realtime.pid("policy")) > 100_000
         else:
             assert sum("SCHED_FIFO" in line and "refused" in line for line in lines) == 1, "\n".join(lines[-20:])

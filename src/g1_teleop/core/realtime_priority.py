@@ -5,6 +5,15 @@ busy cores no longer delay it; the kernel still keeps 5 % of each second for nor
 (``/proc/sys/kernel/sched_rt_runtime_us``), so a runaway loop cannot lock the machine. ros2_control's controller
 manager runs its update loop the same way (``thread_priority``, 50 by default).
 
+The middleware's housekeeping threads keep normal scheduling: its asynchronous writers, events, watchdogs and
+timed events, which hand no data to the control path and may busy-wait (ros2_control leaves every middleware thread
+at normal priority). A busy-waiting SCHED_FIFO thread never yields its core to a thread of equal or lower priority.
+Measured (docs/timing.md, "Real-time priority and the middleware's threads"), with every thread at SCHED_FIFO: in
+the robot's graph with the command chain kept on one core, retarget's Fast DDS asynchronous-writer thread (priority
+35) took that core, xr_input (also 35) never ran again, and hw_bridge/start went unanswered. The other threads,
+the unnamed ones included, run at the priority: the middleware's receive threads and rclpy's EventsExecutor's timer
+thread (the policy's tick) are on the control path.
+
 Such a process also locks its memory (``mlockall``, each page once touched: ``MCL_ONFAULT``), as realtime_tools'
 ``lock_memory`` does for ros2_control: a page the kernel evicts (proactive reclaim pages out what it deems cold,
 libraries' code included; this machine's kernel runs DAMON with a ``pageout`` scheme) costs a disk read, tens of
@@ -16,21 +25,43 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import re
 from collections.abc import Iterator
+from pathlib import Path
 
 SCHED_FIFO_ENV = "G1_TELEOP_SCHED_FIFO"  # a node's SCHED_FIFO priority: the runners set it from the graph
 _MCL_CURRENT, _MCL_FUTURE, _MCL_ONFAULT = 1, 2, 4  # <sys/mman.h> (Linux)
+# The middleware's housekeeping threads, by the names Fast DDS (>= 2.13: asynchronous writers dds.asyn.*, events
+# dds.ev.*, type lookup dds.tls.*, its shared memory's watchdog dds.shm.wdog) and Cyclone DDS (timed events tev,
+# garbage collection gc, leases lease, discovery's delivery queue dq.builtins) give them. Fast DDS 2.6 (Humble)
+# names none: there every thread runs at the priority.
+HOUSEKEEPING_THREAD_NAMES = re.compile(r"dds\.(asyn|ev|tls)\..+|dds\.shm\.wdog|tev|gc|lease|dq\.builtins")
+
+
+def control_path_threads() -> list[int]:
+    """This process's threads (native ids) that run at its real-time priority: all but the middleware's
+    housekeeping threads (``HOUSEKEEPING_THREAD_NAMES``)."""
+    chosen = []
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            name = Path(f"/proc/self/task/{tid}/comm").read_text().strip()
+        except FileNotFoundError:  # (a thread that ended meanwhile)
+            continue
+        if not HOUSEKEEPING_THREAD_NAMES.fullmatch(name):
+            chosen.append(int(tid))
+    return sorted(chosen)
 
 
 def use_fifo_scheduling(priority: int, what: str) -> str | None:
-    """Put every thread of this process under ``SCHED_FIFO`` at ``priority`` (1–99; threads started afterwards
-    inherit it from the thread that starts them) and lock its memory (``lock_memory``). Call it once the process's
-    start-up work is done: a start-up at real-time priority (imports, models) would hold a core from every normal
-    task. None when done, else the reason, worded for the operator's log."""
+    """Put the control path's threads (``control_path_threads``) under ``SCHED_FIFO`` at ``priority`` (1–99; threads
+    started afterwards inherit the scheduling of the thread that starts them) and lock the process's memory
+    (``lock_memory``). Call it once the process's start-up work is done and its middleware's threads exist: a
+    start-up at real-time priority (imports, models) would hold a core from every normal task. None when done, else
+    the reason, worded for the operator's log."""
     if not 1 <= priority <= 99:
         raise ValueError(f"{what}: a SCHED_FIFO priority is 1–99, got {priority}")
     try:
-        for tid in sorted(int(t) for t in os.listdir("/proc/self/task")):
+        for tid in control_path_threads():
             with contextlib.suppress(ProcessLookupError):  # (a thread that ended meanwhile)
                 os.sched_setscheduler(tid, os.SCHED_FIFO, os.sched_param(priority))
     except (OSError, AttributeError) as exc:

@@ -172,7 +172,7 @@ def main(fd: int) -> int:
         link.send(msg.Failed(str(exc) if isinstance(exc, RobotDdsUnavailable | ValueError | OSError)
                              else "".join(traceback.format_exception(exc))))
         return 2
-    priority = setup.bridge.lowcmd_priority  # (every thread, the robot DDS's included, once started)
+    priority = setup.bridge.lowcmd_priority  # (once the robot DDS's threads are started)
     if priority and (refused := use_fifo_scheduling(priority, "the LowCmd process")) is not None:
         loop.problem("sched_fifo", refused)
     signal.signal(signal.SIGTERM, lambda *_: loop.stop("bridge shutdown"))

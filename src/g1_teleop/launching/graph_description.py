@@ -7,16 +7,16 @@ that argument has that value (``[V1, V2]``: one of them); ``ros: false`` marks a
 g1_teleop.EXECUTABLE ARGUMENTS…``, e.g. the virtual robot); ``nice: N`` (0–19) runs a node at that lower CPU
 priority: the observers (frames, cameras, Foxglove) yield the cores to the control path on a small machine;
 ``priority: P`` (a number or ``$(arg …)``; 0 none) asks SCHED_FIFO priority P for a ROS node of the control path
-(the runners pass it in ``G1_TELEOP_SCHED_FIFO``; the node applies it to all its threads once constructed, or logs
-why it could not); ``stop_timeout_s: S`` gives a node S seconds from the stop signal to finish its work before it
-is killed (default 10; a recorder that exports a dataset needs longer); ``cpus: LIST`` (a CPU list such as 1 or
-2-3, or ``$(arg …)``; empty none) keeps a node's process on those cores and every process of the graph that names
-no cores off them (the runners start each process under ``taskset -c``), so that nothing else evicts the command
-chain's code and data from those cores' caches between its ticks (g1_teleop.core.cpu_affinity); ``container: NAME``
-puts a ROS node in one process with the other nodes of that container, spun by one thread (g1_teleop.nodes.container),
-when the graph's ``compose`` argument is true (a graph without one: always): nodes whose work runs in sequence anyway
-then pass their messages within the process; the nodes of one container ask the same ``nice``, ``priority`` and
-``cpus`` (the process's). ROS-free.
+(the runners pass it in ``G1_TELEOP_SCHED_FIFO``; the node applies it once constructed, to the threads
+core.realtime_priority names, or logs why it could not); ``stop_timeout_s: S`` gives a node S seconds from the stop
+signal to finish its work before it is killed (default 10; a recorder that exports a dataset needs longer);
+``cpus: LIST`` (a CPU list such as 1 or 2-3, or ``$(arg …)``; empty none) keeps a node's process on those cores and
+every process of the graph that names no cores off them (the runners start each process under ``taskset -c``), so that
+nothing else evicts the command chain's code and data from those cores' caches between its ticks
+(g1_teleop.core.cpu_affinity); ``container: NAME`` puts a ROS node in one process with the other nodes of that
+container, spun by one thread (g1_teleop.nodes.container), when the graph's ``compose`` argument is true (a graph
+without one: always): nodes whose work runs in sequence anyway then pass their messages within the process; the nodes of
+one container ask the same ``nice``, ``priority`` and ``cpus`` (the process's). ROS-free.
 """
 
 from __future__ import annotations

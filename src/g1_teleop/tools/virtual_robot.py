@@ -323,7 +323,7 @@ def _run(config: VirtualRobotConfig, log: Callable[[str], None], stop: list[int]
     remote_reader = dds.raw_reader(TOPIC_WIRELESS_CONTROLLER, history=1)
     hands = EmulatedHands(dds) if config.dex3 else None
     if config.priority and (refused := use_fifo_scheduling(config.priority, "virtual_robot")) is not None:
-        log(refused)  # (every thread, DDS's included, once started)
+        log(refused)  # (once DDS's threads are started: they run at it, but its housekeeping ones)
 
     log(f"virtual_robot ready: domain {config.domain_id}, interface {config.interface}, model "
         f"{robot.model_path.name}, peer {config.peer}, physics {config.step_s * 1e3:g} ms, LowState every "
