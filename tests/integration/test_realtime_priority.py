@@ -23,17 +23,6 @@ from g1_teleop.launching.process_runner import GraphProcesses
 pytestmark = pytest.mark.integration
 
 
-def _priorities(pid: int) -> set[tuple[int, int]]:
-    """(scheduling policy, priority) of every thread of a process."""
-    out = set()
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        try:
-            out.add((os.sched_getscheduler(int(tid)), os.sched_getparam(int(tid)).sched_priority))
-        except ProcessLookupError:  # (a thread that ended meanwhile)
-            continue
-    return out
-
-
 # The middleware's housekeeping threads: Fast DDS's (asynchronous writers, events, type lookup, its shared memory's
 # watchdog) and Cyclone DDS's (timed events, garbage collection, leases, discovery's delivery).
 _HOUSEKEEPING_THREADS = ("dds.asyn.", "dds.ev.", "dds.tls.", "dds.shm.wdog", "tev", "gc", "lease", "dq.builtins")
@@ -51,6 +40,11 @@ def _threads(pid: int) -> list[tuple[int, str, tuple[int, int]]]:
         except (FileNotFoundError, ProcessLookupError):  # (a thread that ended meanwhile)
             continue
     return out
+
+
+def _priorities(pid: int) -> set[tuple[int, int]]:
+    """(scheduling policy, priority) of every thread of a process."""
+    return {sched for _, _, sched in _threads(pid)}
 
 
 def _assert_control_path_at(pid: int, priority: int, lines: list[str]) -> None:
